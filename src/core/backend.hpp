@@ -1,0 +1,95 @@
+// The narrow interface between the Lanczos driver and the machine that stores the vectors.
+//
+// The driver (lanczos_driver.hpp) knows neither PETSc nor CUDA: every operation on long vectors goes
+// through a Backend. The backend owns a basis of `basis_columns()` columns, each `local_size()` long
+// (this rank's rows); the driver addresses columns by index. Operations are fused so that one Lanczos
+// step costs one operator application and one or two global reductions:
+//
+//   apply_operator  w = A v
+//   project         h = V[:, first:first+k]^T w  and  w^T w           (one pass, one reduction)
+//   subtract        w -= V[:, first:first+k] h,  returns w^T w         (one pass, one reduction)
+//
+// Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
+// with), so the driver is the same for one rank and for many.
+//
+// The host backend (host/host_backend.hpp) is the reference: plain loops, obviously right. Every other
+// backend is tested against it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace cudalanczos {
+
+using index_t = std::int64_t;
+
+/// Sums `count` doubles over all ranks, in place (MPI_Allreduce in the PETSc layer; nothing serially).
+using Reducer = std::function<void(double *values, int count)>;
+
+/// A reducer for a single process.
+inline Reducer serial_reducer()
+{
+  return [](double *, int) {};
+}
+
+/// Thrown for a bad argument or a state the caller must fix; the PETSc layer turns it into an error.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// Short name shown by -eps_view ("host", "cuda").
+  virtual std::string name() const = 0;
+
+  /// Rows of each basis column held by this rank.
+  virtual index_t local_size() const = 0;
+  /// Global number of rows (sum of local_size over ranks).
+  virtual index_t global_size() const = 0;
+
+  /// (Re)allocates the basis to `ncols` columns. Contents afterwards are unspecified.
+  virtual void resize_basis(int ncols) = 0;
+  virtual int basis_columns() const = 0;
+
+  /// v_j = pseudo-random vector in [-1, 1]. Entry i is a function of (seed, global row index i) only,
+  /// so the same seed gives the same global vector for any number of ranks and on every backend.
+  virtual void set_random(int j, std::uint64_t seed) = 0;
+  /// v_j = x, x being this rank's local_size() entries on the host.
+  virtual void set_column(int j, const double *x) = 0;
+  /// x = v_j (this rank's local_size() entries, to the host).
+  virtual void get_column(int j, double *x) const = 0;
+
+  /// v_dst = A v_src  (src != dst).
+  virtual void apply_operator(int src, int dst) = 0;
+
+  /// out[i] = v_{first+i} . v_col for 0 <= i < k, and out[k] = v_col . v_col. Globally reduced, one
+  /// reduction. The columns first..first+k-1 may include col itself.
+  virtual void project(int first, int k, int col, double *out) = 0;
+
+  /// v_col -= sum_{i<k} coef[i] v_{first+i}; returns v_col . v_col afterwards, globally reduced.
+  /// The columns first..first+k-1 must not include col.
+  virtual double subtract(int first, int k, const double *coef, int col) = 0;
+
+  /// v_col *= alpha.
+  virtual void scale(int col, double alpha) = 0;
+
+  /// v_dst = sum_{i<k} coef[i] v_{first+i}; dst outside first..first+k-1.
+  virtual void combine(int first, int k, const double *coef, int dst) = 0;
+
+  /// V[:, 0:m] = V[:, 0:k] Q, with Q a k x m column-major matrix (leading dimension ldq >= k), m <= k.
+  /// Used for thick restart and to form Ritz vectors; columns m..k-1 are unspecified afterwards.
+  virtual void rotate(int k, int m, const double *Q, int ldq) = 0;
+
+  /// v_dst = v_src.
+  virtual void copy_column(int src, int dst) = 0;
+
+  /// Waits for queued work; errors from asynchronous work surface here at the latest.
+  virtual void synchronize() {}
+};
+
+} // namespace cudalanczos

@@ -1,0 +1,430 @@
+#include "core/lanczos_driver.hpp"
+
+#include "core/symmetric_eigen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+namespace cudalanczos {
+
+const char *to_string(Variant v)
+{
+  return v == Variant::Thesis ? "thesis" : "thick-restart";
+}
+
+const char *to_string(Reorthogonalization r)
+{
+  return r == Reorthogonalization::Full ? "full" : "none";
+}
+
+const char *to_string(Reason r)
+{
+  switch (r) {
+  case Reason::Converged: return "converged";
+  case Reason::MaxIterations: return "maximum iterations";
+  case Reason::Breakdown: return "breakdown";
+  case Reason::UserStop: return "stopped by user";
+  }
+  return "?";
+}
+
+int basis_columns_needed(const Settings &s)
+{
+  // ncv Lanczos vectors, the next one (residual direction), and two work columns (x and A x for the
+  // explicit residual of the thesis variant, and the orthogonality check).
+  return s.ncv + 3;
+}
+
+namespace {
+
+constexpr double eps = std::numeric_limits<double>::epsilon();
+// DGKS: a second Gram-Schmidt pass is needed when the norm dropped below 1/sqrt(2) of what it was.
+constexpr double dgks_eta2 = 0.5;
+
+/// Ordering key for `which` on an eigenvalue of the user's problem: smaller is better.
+double badness(const Settings &s, double lambda)
+{
+  switch (s.which) {
+  case Which::LargestAlgebraic: return -lambda;
+  case Which::SmallestAlgebraic: return lambda;
+  case Which::LargestMagnitude: return -std::abs(lambda);
+  case Which::SmallestMagnitude: return std::abs(lambda);
+  case Which::TargetMagnitude:
+  case Which::TargetReal: return std::abs(lambda - s.target);
+  }
+  return 0;
+}
+
+void check_finite(double x, const char *what)
+{
+  if (!std::isfinite(x))
+    throw Error(std::string("the operator produced a non-finite value (") + what +
+                " is NaN or Inf): check the matrix for NaN/Inf entries");
+}
+
+class Driver {
+public:
+  Driver(Backend &b, const Settings &s, const Callbacks &c) : b_(b), s_(s), c_(c)
+  {
+    if (!c_.error) c_.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
+    if (!c_.eigenvalue) c_.eigenvalue = [shift = s_.shift](double value) { return value + shift; };
+    n_ = b_.global_size();
+  }
+
+  /// Indices of the Ritz values theta (of the applied operator) sorted best first by `which`.
+  std::vector<int> order_by_which(const std::vector<double> &theta) const
+  {
+    std::vector<double> key(theta.size());
+    for (std::size_t i = 0; i < theta.size(); ++i) key[i] = badness(s_, c_.eigenvalue(theta[i] - s_.shift));
+    std::vector<int> idx(theta.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key[a] < key[b]; });
+    return idx;
+  }
+
+  Result run()
+  {
+    validate();
+    start_vector();
+    Result r = s_.variant == Variant::Thesis ? thesis() : thick_restart();
+    r.matvecs = matvecs_;
+    r.reductions = reductions_;
+    r.breakdowns = breakdowns_;
+    r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
+    return r;
+  }
+
+private:
+  void validate() const
+  {
+    if (n_ <= 0) throw Error("the operator has no rows");
+    if (s_.nev < 1) throw Error("nev must be at least 1");
+    if (s_.ncv < 1) throw Error("ncv must be at least 1");
+    if (s_.ncv > n_) throw Error("ncv (" + std::to_string(s_.ncv) + ") exceeds the problem size (" + std::to_string(n_) + ")");
+    if (s_.variant == Variant::ThickRestart && s_.nev > s_.ncv)
+      throw Error("ncv (" + std::to_string(s_.ncv) + ") must be at least nev (" + std::to_string(s_.nev) + ")");
+    if (s_.variant == Variant::Thesis && s_.nev != 1)
+      throw Error("the thesis variant computes one eigenpair; use the thick-restart variant for nev > 1");
+    if (!(s_.tol > 0)) throw Error("tol must be positive");
+    if (s_.max_it < 1) throw Error("max_it must be at least 1");
+    if (b_.basis_columns() < basis_columns_needed(s_)) throw Error("the backend's basis is too small for ncv");
+  }
+
+  // Column 0: the caller's start vector, or a random one; normalized.
+  void start_vector()
+  {
+    if (!s_.initial_vector) b_.set_random(0, s_.seed);
+    double nrm2 = 0;
+    b_.project(0, 0, 0, &nrm2);
+    ++reductions_;
+    check_finite(nrm2, "the start vector's norm");
+    if (nrm2 == 0) { // a zero initial vector carries no information: fall back to a random one
+      b_.set_random(0, s_.seed);
+      b_.project(0, 0, 0, &nrm2);
+      ++reductions_;
+    }
+    b_.scale(0, 1.0 / std::sqrt(nrm2));
+  }
+
+  // Orthogonalizes column `col` against columns 0..k-1 by classical Gram-Schmidt, a second pass when
+  // the first lost too much (DGKS). h[0..k-1] receives the total coefficients. Returns ||w||^2 after and
+  // sets `before` to ||w||^2 before. `lost` is set when even the second pass lost more than eta: the
+  // vector is numerically inside the span.
+  double orthogonalize(int k, int col, std::vector<double> &h, double &before, bool &lost)
+  {
+    h.assign(k + 1, 0.0);
+    b_.project(0, k, col, h.data());
+    ++reductions_;
+    before = h[k];
+    check_finite(before, "||A v||");
+    double after = b_.subtract(0, k, h.data(), col);
+    ++reductions_;
+    lost = false;
+    if (after < dgks_eta2 * before) {
+      std::vector<double> h2(k + 1);
+      b_.project(0, k, col, h2.data());
+      ++reductions_;
+      const double again = b_.subtract(0, k, h2.data(), col);
+      ++reductions_;
+      for (int i = 0; i < k; ++i) h[i] += h2[i];
+      lost = again < dgks_eta2 * after;
+      after = again;
+    }
+    return after;
+  }
+
+  // Breakdown: column `col` is replaced by a random unit vector orthogonal to columns 0..k-1. Returns
+  // false when no such vector exists numerically (the basis spans the whole space).
+  bool fresh_direction(int k, int col)
+  {
+    ++breakdowns_;
+    std::vector<double> h;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      b_.set_random(col, s_.seed + 0x9e37ULL * static_cast<std::uint64_t>(breakdowns_ * 3 + attempt + 1));
+      double before = 0;
+      bool lost = false;
+      const double after = orthogonalize(k, col, h, before, lost);
+      if (!lost && after > 0) {
+        b_.scale(col, 1.0 / std::sqrt(after));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The Lanczos step j of the recurrence: w = A v_j into column j+1, orthogonalized; returns alpha_j
+  // and beta_j (beta_j = 0 on breakdown, column j+1 then holds a fresh orthogonal direction or zero).
+  // With full reorthogonalization, coefficients other than alpha_j are rounding-level corrections and
+  // are discarded (the projected matrix stays tridiagonal / arrowhead).
+  void step(int j, double beta_prev, bool full, double &alpha, double &beta, bool &exhausted)
+  {
+    b_.apply_operator(j, j + 1);
+    ++matvecs_;
+    exhausted = false;
+    double before = 0, after = 0;
+    bool lost = false;
+    if (full) {
+      after = orthogonalize(j + 1, j + 1, h_, before, lost);
+      alpha = h_[j];
+    } else {
+      // Algorithm 2, lines 4-6: alpha = v_j^T A v_j; r = A v_j - alpha v_j - beta_{j-1} v_{j-1}.
+      double p[2];
+      b_.project(j, 1, j + 1, p);
+      ++reductions_;
+      alpha = p[0];
+      before = p[1];
+      check_finite(before, "||A v||");
+      if (j > 0) {
+        const double coef[2] = {beta_prev, alpha};
+        after = b_.subtract(j - 1, 2, coef, j + 1);
+      } else {
+        after = b_.subtract(j, 1, &alpha, j + 1);
+      }
+      ++reductions_;
+    }
+    check_finite(alpha, "alpha");
+    check_finite(after, "beta");
+    anorm_ = std::max({anorm_, std::sqrt(before), std::abs(alpha)});
+    beta = std::sqrt(after);
+    // Invariant subspace: what is left of A v_j is at rounding level relative to ||A||.
+    if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(j + 2))) {
+      beta = 0;
+      if (!fresh_direction(j + 1, j + 1)) {
+        b_.scale(j + 1, 0.0);
+        exhausted = true;
+      }
+    } else {
+      b_.scale(j + 1, 1.0 / beta);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Thick-restart Lanczos (Wu & Simon 2000; Stathopoulos, Saad & Wu 1998) with locking.
+  // After m steps: A V_m = V_m S + beta v_m e_m^T, S symmetric: diagonal on the locked part, arrowhead
+  // plus tridiagonal on the active part. S's active block is diagonalized, the best Ritz vectors kept,
+  // converged ones locked (their coupling dropped: it is below tol), and the recurrence resumes.
+  Result thick_restart()
+  {
+    const int m = s_.ncv;
+    S_.assign(static_cast<std::size_t>(m) * m, 0.0);
+    auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
+    int locked = 0;  // columns 0..locked-1: converged, final
+    int start = 0;   // first column whose step is still to be taken
+    double beta = 0; // coupling of the last column to the residual direction v_m
+    std::vector<double> locked_theta, locked_err;
+    Result r;
+    std::vector<double> theta_all, err_all;
+
+    for (r.its = 1;; ++r.its) {
+      // Extend the basis from `start` to m columns.
+      bool exhausted = false;
+      for (int j = start; j < m && !exhausted; ++j) {
+        double alpha = 0, b = 0;
+        // The first step after a restart meets the arrow: it is orthogonalized against every kept
+        // vector even without reorthogonalization.
+        const bool full = s_.reorthogonalization == Reorthogonalization::Full || (j == start && start > 0);
+        step(j, j > start ? Sij(j - 1, j) : 0.0, full, alpha, b, exhausted);
+        Sij(j, j) = alpha;
+        if (j + 1 < m) Sij(j, j + 1) = Sij(j + 1, j) = b;
+        beta = b;
+      }
+      // Active block: columns locked..m-1.
+      const int na = m - locked;
+      std::vector<double> A(static_cast<std::size_t>(na) * na), Y(static_cast<std::size_t>(na) * na), w(na);
+      for (int jj = 0; jj < na; ++jj)
+        for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = Sij(locked + ii, locked + jj);
+      symmetric_eigen(na, A.data(), na, w.data(), Y.data(), na);
+      const std::vector<int> order = order_by_which(w);
+
+      // Residual of Ritz pair i: ||A x_i - theta_i x_i|| = |beta * y_i(last)|. Count the leading
+      // converged ones (in the order of `which`, stopping at the first that is not).
+      std::vector<double> err(na);
+      int newconv = 0;
+      bool leading = true;
+      for (int q = 0; q < na; ++q) {
+        const int i = order[q];
+        const double res = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
+        err[q] = c_.error(w[i] - s_.shift, res);
+        if (leading && err[q] < s_.tol && locked + newconv < m) ++newconv;
+        else leading = false;
+      }
+      const int nconv = locked + newconv;
+
+      theta_all.assign(locked_theta.begin(), locked_theta.end());
+      err_all.assign(locked_err.begin(), locked_err.end());
+      for (int q = 0; q < na; ++q) {
+        theta_all.push_back(w[order[q]] - s_.shift);
+        err_all.push_back(err[q]);
+      }
+      if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), m);
+
+      bool done = nconv >= s_.nev || exhausted;
+      if (nconv >= s_.nev) r.reason = Reason::Converged;
+      else if (exhausted) r.reason = Reason::Breakdown;
+      else if (c_.stop && c_.stop(r.its, nconv)) r.reason = Reason::UserStop, done = true;
+      else if (r.its >= s_.max_it) r.reason = Reason::MaxIterations, done = true;
+
+      // How many Ritz vectors of the active block to keep: the newly converged plus half the rest
+      // (SLEPc's Krylov-Schur default), at least one, and room for one more step.
+      int keep = done ? std::max(newconv, std::min(na, s_.nev - locked))
+                      : newconv + std::max(1, (na - newconv) / 2);
+      keep = std::min(keep, done ? na : na - 1);
+
+      // V[:, locked:locked+keep] = V[:, locked:m] Y(:, order[0:keep]); the identity on the locked part.
+      const int kcols = locked + keep;
+      std::vector<double> Q(static_cast<std::size_t>(m) * kcols, 0.0);
+      for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * m] = 1.0;
+      for (int q = 0; q < keep; ++q)
+        for (int ii = 0; ii < na; ++ii)
+          Q[(locked + ii) + static_cast<std::size_t>(locked + q) * m] = Y[ii + static_cast<std::size_t>(order[q]) * na];
+      b_.rotate(m, kcols, Q.data(), m);
+
+      if (done) {
+        // Columns 0..kcols-1: the converged pairs first, then the best approximations, as `which` orders them.
+        r.nconv = nconv;
+        r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
+        r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+        return r;
+      }
+
+      // Restart: the residual direction v_m becomes column kcols; the arrow couples it to the kept
+      // non-locked Ritz vectors; newly converged ones are locked with their coupling dropped.
+      b_.copy_column(m, kcols);
+      std::fill(S_.begin(), S_.end(), 0.0);
+      for (int i = 0; i < locked; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
+      for (int q = 0; q < keep; ++q) {
+        const int i = order[q];
+        Sij(locked + q, locked + q) = w[i];
+        if (q >= newconv) Sij(locked + q, kcols) = Sij(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
+      }
+      for (int q = 0; q < newconv; ++q) {
+        locked_theta.push_back(w[order[q]] - s_.shift);
+        locked_err.push_back(err[q]);
+      }
+      locked = nconv;
+      start = kcols;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The thesis: Algorithm 2 (tridiagonalization, three-term recurrence, no reorthogonalization),
+  // Algorithm 3 (implicit QR with Wilkinson shift on T_k, accumulating Z) after every step, and
+  // Algorithm 4 (x = Q z, err = ||A x - theta x|| / ||theta x||). The explicit residual costs a second
+  // operator application, so it is computed only once the Lanczos estimate |beta_k z_k| says the pair
+  // may have converged; the stop decision is always the explicit one.
+  Result thesis()
+  {
+    const int m = s_.ncv;
+    const int X = m + 1, AX = m + 2; // work columns
+    std::vector<double> alpha, beta;
+    Result r;
+    double beta_prev = 0;
+    for (int j = 0; j < m; ++j) {
+      double a = 0, b = 0;
+      bool exhausted = false;
+      step(j, beta_prev, s_.reorthogonalization == Reorthogonalization::Full, a, b, exhausted);
+      alpha.push_back(a);
+      beta.push_back(b);
+      beta_prev = b;
+      r.its = j + 1;
+
+      const int k = j + 1;
+      std::vector<double> d(alpha), e(beta.begin(), beta.end() - 1), Z(static_cast<std::size_t>(k) * k, 0.0);
+      for (int i = 0; i < k; ++i) Z[i + static_cast<std::size_t>(i) * k] = 1.0;
+      tridiagonal_qr(k, d.data(), e.data(), Z.data(), k);
+      const std::vector<int> order = order_by_which(d);
+      const int best = order[0];
+      const double theta = d[best];
+      const double *z = Z.data() + static_cast<std::size_t>(best) * k;
+
+      double err = c_.error(theta - s_.shift, std::abs(b * z[k - 1]));
+      if (err < s_.tol || b == 0 || j == m - 1 || r.its >= s_.max_it) {
+        // Algorithm 4: the explicit residual of x = V_k z.
+        b_.combine(0, k, z, X);
+        b_.apply_operator(X, AX);
+        ++matvecs_;
+        double xx = 0;
+        b_.project(X, 0, X, &xx);
+        const double rr = b_.subtract(X, 1, &theta, AX);
+        reductions_ += 2;
+        err = c_.error(theta - s_.shift, std::sqrt(rr / xx));
+        if (err < s_.tol || b == 0 || j == m - 1 || r.its >= s_.max_it) {
+          if (c_.monitor) {
+            const double t = theta - s_.shift;
+            c_.monitor(r.its, err < s_.tol ? 1 : 0, &t, &err, 1);
+          }
+          b_.copy_column(X, 0);
+          b_.scale(0, 1.0 / std::sqrt(xx));
+          r.eigenvalues = {theta - s_.shift};
+          r.errors = {err};
+          r.nconv = err < s_.tol ? 1 : 0;
+          r.reason = r.nconv ? Reason::Converged : b == 0 ? Reason::Breakdown : Reason::MaxIterations;
+          return r;
+        }
+      }
+      if (c_.monitor) {
+        const double t = theta - s_.shift;
+        c_.monitor(r.its, 0, &t, &err, 1);
+      }
+      if (c_.stop && c_.stop(r.its, 0)) {
+        r.reason = Reason::UserStop;
+        return r;
+      }
+    }
+    return r; // not reached: the last step always returns above
+  }
+
+  // max |V^T V - I| over the first k columns (costs k reductions; done once per solve).
+  double orthogonality(int k)
+  {
+    double worst = 0;
+    std::vector<double> h(k + 1);
+    for (int j = 0; j < k; ++j) {
+      b_.project(0, j + 1, j, h.data());
+      for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
+    }
+    return worst;
+  }
+
+  Backend &b_;
+  Settings s_;
+  Callbacks c_;
+  index_t n_ = 0;
+  double anorm_ = 0;         // running estimate of ||A||: max ||A v_j||
+  std::vector<double> h_;    // orthogonalization coefficients of the current step
+  std::vector<double> S_;    // projected matrix (thick restart), ncv x ncv column-major
+  long matvecs_ = 0, reductions_ = 0;
+  int breakdowns_ = 0;
+};
+
+} // namespace
+
+Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks)
+{
+  return Driver(backend, settings, callbacks).run();
+}
+
+} // namespace cudalanczos

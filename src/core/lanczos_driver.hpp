@@ -1,0 +1,82 @@
+// The Lanczos driver: thick-restart Lanczos with locking and full reorthogonalization (the default),
+// and the thesis's plain Lanczos (Algorithms 2-4). It knows neither PETSc nor CUDA: long vectors live
+// in a Backend (backend.hpp); the small projected problem is solved here, on the host, with our own
+// implicit QR (symmetric_eigen.hpp).
+#pragma once
+
+#include "core/backend.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cudalanczos {
+
+enum class Variant {
+  ThickRestart, ///< thick-restart Lanczos (Wu-Simon; symmetric Krylov-Schur) with locking
+  Thesis        ///< the thesis: largest eigenpair, no restart, no reorthogonalization, explicit residual
+};
+
+enum class Reorthogonalization {
+  Full, ///< classical Gram-Schmidt against the whole basis, repeated once when ||w|| drops (DGKS)
+  None  ///< three-term recurrence only (the thesis)
+};
+
+/// Which eigenvalues are wanted; "target" ones are measured from Settings::target.
+enum class Which { LargestAlgebraic, SmallestAlgebraic, LargestMagnitude, SmallestMagnitude, TargetMagnitude, TargetReal };
+
+const char *to_string(Variant);
+const char *to_string(Reorthogonalization);
+
+struct Settings {
+  Variant variant = Variant::ThickRestart;
+  Reorthogonalization reorthogonalization = Reorthogonalization::Full;
+  Which which = Which::LargestMagnitude;
+  double target = 0.0; ///< for TargetMagnitude / TargetReal (in the eigenvalues of A, before the shift)
+  double shift = 0.0;  ///< the operator is A - shift I: reported eigenvalues are theta(A) - shift
+  int nev = 1;         ///< wanted eigenpairs
+  int ncv = 0;         ///< basis size (thick restart), or the most Lanczos steps (thesis)
+  double tol = 1e-8;   ///< convergence tolerance on the error returned by Callbacks::error
+  int max_it = 100;    ///< restarts (thick restart) or Lanczos steps (thesis)
+  std::uint64_t seed = 0x5eedULL; ///< random start and breakdown vectors
+  bool initial_vector = false;    ///< basis column 0 already holds the caller's start vector
+};
+
+struct Callbacks {
+  /// Error of a Ritz pair from its eigenvalue (as reported, i.e. minus the shift) and ||A x - theta x||
+  /// for unit x. Default: relative, res / |theta|.
+  std::function<double(double theta, double residual)> error;
+  /// Called once per iteration with the current approximations (converged ones first).
+  std::function<void(int its, int nconv, const double *theta, const double *errest, int count)> monitor;
+  /// Returns true to stop now (a user stopping test).
+  std::function<bool(int its, int nconv)> stop;
+  /// The eigenvalue of the user's problem that a reported value stands for (SLEPc's STBackTransform);
+  /// `which` orders these. Default: value + shift.
+  std::function<double(double value)> eigenvalue;
+};
+
+enum class Reason { Converged, MaxIterations, Breakdown, UserStop };
+const char *to_string(Reason);
+
+struct Result {
+  Reason reason = Reason::MaxIterations;
+  int nconv = 0;                   ///< converged eigenpairs (may exceed nev)
+  int its = 0;                     ///< restarts (thick restart) or Lanczos steps (thesis)
+  long matvecs = 0;                ///< operator applications
+  long reductions = 0;             ///< global reductions (project/subtract calls)
+  int breakdowns = 0;              ///< invariant subspaces found (beta ~ 0) and continued past
+  std::vector<double> eigenvalues; ///< converged first, best first by `which`; reported = theta(A) - shift
+  std::vector<double> errors;      ///< error estimate of each eigenvalue (Callbacks::error)
+  double orthogonality = 0.0;      ///< max |V^T V - I| over the returned vectors
+};
+
+/// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz
+/// vectors in the order of `eigenvalues`. Throws cudalanczos::Error on invalid settings or when the
+/// operator produces NaN/Inf.
+Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks);
+
+/// Basis columns a solve needs for these settings (the caller may set column 0 before solve()).
+int basis_columns_needed(const Settings &settings);
+
+} // namespace cudalanczos

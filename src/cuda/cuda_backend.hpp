@@ -1,0 +1,88 @@
+// The CUDA backend: the Backend interface (core/backend.hpp) with the basis in device memory.
+//
+// This header is plain C++ (no CUDA headers) so that the PETSc layer, compiled by the host compiler,
+// can build one. Everything device-side lives behind it in src/cuda/*.cu.
+//
+// Per Lanczos step only O(k) scalars cross to the host (inner products for the reduction); the
+// matrix is uploaded once (DeviceOperator) and reused while the PETSc matrix is unchanged.
+#pragma once
+
+#include "core/backend.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace cudalanczos::cuda {
+
+/// Which kernels run the operator and the vector operations.
+enum class KernelFlavor {
+  Default, ///< per matrix type, whichever measured faster on the GPU host (see bench/results)
+  Custom,  ///< the thesis kernels: tiled shared-memory dense gemv, CSR SpMV, warp-shuffle reductions
+  Vendor   ///< cuBLAS (gemv, dot, nrm2) and cuSPARSE (SpMV)
+};
+const char *to_string(KernelFlavor);
+
+/// Local rows of a dense matrix on the host: rows x cols, column-major, leading dimension ld >= rows.
+struct DenseView {
+  index_t rows = 0, cols = 0, ld = 0;
+  const double *values = nullptr;
+};
+
+/// Local rows of a CSR matrix on the host (PETSc's 32-bit PetscInt indices).
+struct CsrView {
+  index_t rows = 0, cols = 0, nnz = 0;
+  const int *rowptr = nullptr; ///< rows + 1 entries, rowptr[0] == 0
+  const int *colind = nullptr; ///< nnz entries
+  const double *values = nullptr;
+};
+
+/// y = A x with x, y device pointers of cols / rows entries; stream is a cudaStream_t.
+using DeviceApply = std::function<void(const double *x, double *y, void *stream)>;
+/// y = A x with x, y host arrays (the fallback for operators that are not on the device).
+using HostApply = std::function<void(const double *x, double *y)>;
+
+/// An operator that lives on one device: uploaded once, applied many times.
+class DeviceOperator {
+public:
+  virtual ~DeviceOperator() = default;
+  virtual index_t rows() const = 0;
+  virtual index_t cols() const = 0;
+  virtual int device() const = 0;
+  /// y = A x on `stream` (cudaStream_t); x and y are device pointers.
+  virtual void apply(const double *x, double *y, void *stream) const = 0;
+  /// One line for -eps_view, e.g. "dense 4000x4000, custom tiled gemv".
+  virtual std::string description() const = 0;
+  /// Device memory held by the operator.
+  virtual std::size_t device_bytes() const = 0;
+};
+
+/// Upload a dense matrix / a CSR matrix / wrap a user's device matvec. `device` < 0: current device.
+std::shared_ptr<DeviceOperator> make_dense_operator(const DenseView &A, KernelFlavor flavor, int device);
+std::shared_ptr<DeviceOperator> make_csr_operator(const CsrView &A, KernelFlavor flavor, int device);
+std::shared_ptr<DeviceOperator> make_callback_operator(index_t rows, index_t cols, DeviceApply apply,
+                                                       std::string description, int device);
+
+struct BackendConfig {
+  index_t local_size = 0;   ///< rows on this rank
+  index_t global_size = 0;  ///< rows on all ranks
+  index_t row_offset = 0;   ///< global index of this rank's first row (for set_random)
+  int device = -1;          ///< CUDA device; < 0 picks the current one
+  KernelFlavor flavor = KernelFlavor::Default; ///< vector kernels: custom or cuBLAS
+  Reducer reduce = serial_reducer();
+};
+
+/// A backend whose operator is on the device (op != nullptr, op->rows() == local_size), or, when op is
+/// null, applies `host_apply` with a copy to the host and back per product (correct, slower).
+std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::shared_ptr<const DeviceOperator> op,
+                                           HostApply host_apply = {});
+
+/// Number of CUDA devices usable by this process; 0 (never an exception) when there is no driver or GPU.
+int device_count();
+/// "NVIDIA H200 (sm_90, 139.8 GiB)" for -eps_view.
+std::string device_description(int device);
+/// Free and total bytes on `device`.
+void device_memory(int device, std::size_t *free_bytes, std::size_t *total_bytes);
+
+} // namespace cudalanczos::cuda

@@ -1,0 +1,129 @@
+#include "host/host_backend.hpp"
+
+#include "core/random.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace cudalanczos {
+
+HostBackend::HostBackend(index_t local_size, index_t global_size, index_t row_offset, HostOperator op, Reducer reduce)
+    : n_(local_size), global_(global_size), offset_(row_offset), op_(std::move(op)), reduce_(std::move(reduce))
+{
+  if (n_ < 0 || global_ < n_ || offset_ < 0) throw Error("HostBackend: inconsistent sizes");
+  if (!op_) throw Error("HostBackend: no operator");
+}
+
+void HostBackend::check_column(int j) const
+{
+  if (j < 0 || j >= ncols_)
+    throw Error("HostBackend: column " + std::to_string(j) + " outside the basis of " + std::to_string(ncols_));
+}
+
+void HostBackend::resize_basis(int ncols)
+{
+  ncols_ = ncols;
+  basis_.assign(static_cast<std::size_t>(ncols) * n_, 0.0);
+}
+
+void HostBackend::set_random(int j, std::uint64_t seed)
+{
+  check_column(j);
+  double *v = column(j);
+  for (index_t i = 0; i < n_; ++i) v[i] = random_entry(seed, offset_ + i);
+}
+
+void HostBackend::set_column(int j, const double *x)
+{
+  check_column(j);
+  std::copy(x, x + n_, column(j));
+}
+
+void HostBackend::get_column(int j, double *x) const
+{
+  check_column(j);
+  std::copy(column(j), column(j) + n_, x);
+}
+
+void HostBackend::apply_operator(int src, int dst)
+{
+  check_column(src);
+  check_column(dst);
+  op_(column(src), column(dst));
+}
+
+void HostBackend::project(int first, int k, int col, double *out)
+{
+  check_column(col);
+  if (k > 0) check_column(first + k - 1);
+  const double *w = column(col);
+  for (int i = 0; i < k; ++i) {
+    const double *v = column(first + i);
+    double s = 0;
+    for (index_t r = 0; r < n_; ++r) s += v[r] * w[r];
+    out[i] = s;
+  }
+  double s = 0;
+  for (index_t r = 0; r < n_; ++r) s += w[r] * w[r];
+  out[k] = s;
+  reduce_(out, k + 1);
+}
+
+double HostBackend::subtract(int first, int k, const double *coef, int col)
+{
+  check_column(col);
+  if (k > 0) check_column(first + k - 1);
+  double *w = column(col);
+  for (int i = 0; i < k; ++i) {
+    const double *v = column(first + i);
+    for (index_t r = 0; r < n_; ++r) w[r] -= coef[i] * v[r];
+  }
+  double s = 0;
+  for (index_t r = 0; r < n_; ++r) s += w[r] * w[r];
+  reduce_(&s, 1);
+  return s;
+}
+
+void HostBackend::scale(int col, double alpha)
+{
+  check_column(col);
+  double *w = column(col);
+  for (index_t r = 0; r < n_; ++r) w[r] *= alpha;
+}
+
+void HostBackend::combine(int first, int k, const double *coef, int dst)
+{
+  check_column(dst);
+  if (k > 0) check_column(first + k - 1);
+  double *y = column(dst);
+  std::fill(y, y + n_, 0.0);
+  for (int i = 0; i < k; ++i) {
+    const double *v = column(first + i);
+    for (index_t r = 0; r < n_; ++r) y[r] += coef[i] * v[r];
+  }
+}
+
+void HostBackend::rotate(int k, int m, const double *Q, int ldq)
+{
+  if (m > k || ldq < k) throw Error("HostBackend::rotate: need m <= k <= ldq");
+  if (k > 0) check_column(k - 1);
+  work_.assign(static_cast<std::size_t>(m) * n_, 0.0);
+  for (int j = 0; j < m; ++j) {
+    double *y = work_.data() + static_cast<std::size_t>(j) * n_;
+    for (int i = 0; i < k; ++i) {
+      const double q = Q[i + static_cast<std::size_t>(j) * ldq];
+      const double *v = column(i);
+      for (index_t r = 0; r < n_; ++r) y[r] += q * v[r];
+    }
+  }
+  std::copy(work_.begin(), work_.end(), basis_.begin());
+}
+
+void HostBackend::copy_column(int src, int dst)
+{
+  check_column(src);
+  check_column(dst);
+  std::copy(column(src), column(src) + n_, column(dst));
+}
+
+} // namespace cudalanczos

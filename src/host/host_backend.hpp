@@ -1,0 +1,54 @@
+// The host reference backend: the basis in a std::vector, every operation a plain loop.
+//
+// It is what every other backend is tested against, so it stays obviously right rather than fast.
+// The operator is any callable y = A x on this rank's local arrays (in the PETSc layer: MatMult or
+// STApply on Vecs placed over the arrays), so every Mat type works on it.
+#pragma once
+
+#include "core/backend.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace cudalanczos {
+
+/// y = A x on this rank's local entries.
+using HostOperator = std::function<void(const double *x, double *y)>;
+
+class HostBackend final : public Backend {
+public:
+  HostBackend(index_t local_size, index_t global_size, index_t row_offset, HostOperator op,
+              Reducer reduce = serial_reducer());
+
+  std::string name() const override { return "host"; }
+  index_t local_size() const override { return n_; }
+  index_t global_size() const override { return global_; }
+  void resize_basis(int ncols) override;
+  int basis_columns() const override { return ncols_; }
+  void set_random(int j, std::uint64_t seed) override;
+  void set_column(int j, const double *x) override;
+  void get_column(int j, double *x) const override;
+  void apply_operator(int src, int dst) override;
+  void project(int first, int k, int col, double *out) override;
+  double subtract(int first, int k, const double *coef, int col) override;
+  void scale(int col, double alpha) override;
+  void combine(int first, int k, const double *coef, int dst) override;
+  void rotate(int k, int m, const double *Q, int ldq) override;
+  void copy_column(int src, int dst) override;
+
+  /// Direct access for tests: column j of the basis.
+  double *column(int j) { return basis_.data() + static_cast<std::size_t>(j) * n_; }
+  const double *column(int j) const { return basis_.data() + static_cast<std::size_t>(j) * n_; }
+
+private:
+  void check_column(int j) const;
+
+  index_t n_, global_, offset_;
+  int ncols_ = 0;
+  HostOperator op_;
+  Reducer reduce_;
+  std::vector<double> basis_;
+  std::vector<double> work_; // rotate: n x m
+};
+
+} // namespace cudalanczos

@@ -1,0 +1,223 @@
+/*
+   The GPU side of EPSCUDALANCZOS's PETSc layer: choosing the device, uploading the matrix once (dense or
+   AIJ with STSHIFT) and caching it while the Mat's object state is unchanged, and the STApply fallback
+   for everything else. Compiled without CUDA too: then backend "cuda" is a clear error.
+*/
+#include "petsc/eps_cudalanczos_impl.hpp"
+
+#include <slepc/private/epsimpl.h>
+
+#if defined(CUDALANCZOS_HAVE_CUDA)
+#include "cuda/cuda_backend.hpp"
+#endif
+
+#include <string>
+
+#if defined(CUDALANCZOS_HAVE_CUDA)
+namespace {
+
+using namespace cudalanczos;
+
+// Node-local rank modulo the device count, unless the user chose a device.
+PetscErrorCode PickDevice(EPS eps, int count, int *device, PetscBool *shared)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  MPI_Comm         node;
+  PetscMPIInt      local_rank, local_size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_split_type(PetscObjectComm((PetscObject)eps), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Comm_rank(node, &local_rank));
+  PetscCallMPI(MPI_Comm_size(node, &local_size));
+  PetscCallMPI(MPI_Comm_free(&node));
+  if (ctx->device >= 0) {
+    PetscCheck(ctx->device < count, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+               "-eps_cudalanczos_device %" PetscInt_FMT " does not exist: this process sees %d CUDA device(s)", ctx->device, count);
+    *device = (int)ctx->device;
+  } else *device = local_rank % count;
+  *shared = local_size > count ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
+{
+  switch (k) {
+  case EPS_CUDALANCZOS_KERNELS_CUSTOM: return cuda::KernelFlavor::Custom;
+  case EPS_CUDALANCZOS_KERNELS_VENDOR: return cuda::KernelFlavor::Vendor;
+  default: return cuda::KernelFlavor::Default;
+  }
+}
+
+// Uploads A (dense or AIJ on one process) unless the cached copy is still current. Leaves
+// ctx->device_op null when A cannot live on the device (other types, several processes).
+PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscObjectState state;
+  PetscBool        isdense, isaij;
+  PetscMPIInt      size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (ctx->device_op && ctx->op_mat == A && ctx->op_state == state && ctx->op_kernels == (int)ctx->kernels) PetscFunctionReturn(0);
+  PetscCallCXX(ctx->device_op.reset());
+  ctx->op_mat = nullptr;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) PetscFunctionReturn(0); // row-distributed device operators: the multi-GPU work
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &isdense));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &isaij));
+  if (!isdense && !isaij) PetscFunctionReturn(0);
+
+  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+  PetscInt m, n;
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  PetscCall(MatGetSize(A, nullptr, &n));
+  std::shared_ptr<const cuda::DeviceOperator> op;
+  if (isdense) {
+    const PetscScalar *a;
+    PetscInt           lda;
+    PetscCall(MatDenseGetLDA(A, &lda));
+    PetscCall(MatDenseGetArrayRead(A, &a));
+    cuda::DenseView view{m, n, lda, a};
+    PetscCallCXX(op = cuda::make_dense_operator(view, Flavor(ctx->kernels), device));
+    PetscCall(MatDenseRestoreArrayRead(A, &a));
+  } else {
+    const PetscInt    *ia, *ja;
+    const PetscScalar *a;
+    PetscInt           nrows;
+    PetscBool          done;
+    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the AIJ matrix");
+    PetscCall(MatSeqAIJGetArrayRead(A, &a));
+    cuda::CsrView view{nrows, n, ia[nrows], ia, ja, a};
+    PetscCallCXX(op = cuda::make_csr_operator(view, Flavor(ctx->kernels), device));
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  }
+  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+  ctx->device_op  = op;
+  ctx->op_mat     = A;
+  ctx->op_state   = state;
+  ctx->op_kernels = (int)ctx->kernels;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+#endif
+
+PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  *use = PETSC_FALSE;
+  if (ctx->backend == EPS_CUDALANCZOS_BACKEND_HOST) PetscFunctionReturn(0);
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  int count = 0;
+  PetscCallCXX(count = cudalanczos::cuda::device_count());
+  PetscCheck(count > 0 || ctx->backend != EPS_CUDALANCZOS_BACKEND_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
+             "-eps_cudalanczos_backend cuda was requested but no CUDA device is usable by this process; use -eps_cudalanczos_backend host "
+             "or auto");
+  *use = count > 0 ? PETSC_TRUE : PETSC_FALSE;
+#else
+  PetscCheck(ctx->backend != EPS_CUDALANCZOS_BACKEND_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
+             "-eps_cudalanczos_backend cuda was requested but this libslepccudalanczos was built without CUDA; use -eps_cudalanczos_backend "
+             "host or auto");
+#endif
+  // Every rank must take the same path: the reductions of the two backends are the same, but keep it simple.
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, use, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
+                                               std::unique_ptr<cudalanczos::Backend> &backend)
+{
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  int              count = 0, device = 0;
+  PetscBool        shared, isshift;
+  Mat              A;
+
+  PetscFunctionBegin;
+  PetscCallCXX(count = cudalanczos::cuda::device_count());
+  PetscCall(PickDevice(eps, count, &device, &shared));
+  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+  PetscCall(STGetMatrix(eps->st, 0, &A));
+  if (isshift) PetscCall(UploadOperator(eps, A, device));
+  else {
+    PetscCallCXX(ctx->device_op.reset());
+    ctx->op_mat = nullptr;
+  }
+
+  cudalanczos::cuda::BackendConfig config;
+  config.local_size  = eps->nloc;
+  config.global_size = eps->n;
+  config.row_offset  = rstart;
+  config.device      = device;
+  config.flavor      = Flavor(ctx->kernels);
+  config.reduce      = std::move(reduce);
+  auto op            = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(ctx->device_op);
+  if (op) {
+    // The uploaded matrix is A; the operator of STSHIFT is A - sigma I: the driver subtracts sigma.
+    PetscScalar sigma;
+    PetscCall(STGetShift(eps->st, &sigma));
+    ctx->shift = PetscRealPart(sigma);
+    PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, op));
+    PetscCallCXX(ctx->operator_desc = op->description());
+  } else {
+    PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));
+    ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
+  }
+  ctx->backend_name = "cuda";
+  PetscCallCXX(ctx->device_desc = std::to_string(device) + " " + cudalanczos::cuda::device_description(device) +
+                                  (shared ? " (shared by several ranks)" : ""));
+  PetscFunctionReturn(0);
+#else
+  PetscFunctionBegin;
+  SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP_SYS, "libslepccudalanczos was built without CUDA");
+#endif
+}
+
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
+{
+  Mat         A;
+  Vec         x, y, Ax, Ay;
+  PetscRandom rnd;
+  PetscScalar yAx, xAy;
+  PetscReal   nx, ny, nAx, nAy;
+
+  PetscFunctionBegin;
+  PetscCall(STGetMatrix(eps->st, 0, &A));
+  PetscCall(MatCreateVecs(A, &x, &Ax));
+  PetscCall(VecDuplicate(x, &y));
+  PetscCall(VecDuplicate(Ax, &Ay));
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)eps), &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, 0x5eed));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(VecSetRandom(y, rnd));
+  PetscCall(MatMult(A, x, Ax));
+  PetscCall(MatMult(A, y, Ay));
+  PetscCall(VecDot(Ax, y, &yAx));
+  PetscCall(VecDot(Ay, x, &xAy));
+  PetscCall(VecNorm(x, NORM_2, &nx));
+  PetscCall(VecNorm(y, NORM_2, &ny));
+  PetscCall(VecNorm(Ax, NORM_2, &nAx));
+  PetscCall(VecNorm(Ay, NORM_2, &nAy));
+  // Rounding in two products and two dot products of length n is at most ~ n eps (|y||Ax| + |x||Ay|);
+  // in practice sqrt(n) eps. A nonsymmetric matrix differs at O(1) relative to the same scale.
+  const PetscReal scale = ny * nAx + nx * nAy;
+  const PetscReal bound = 64 * PETSC_MACHINE_EPSILON * PetscSqrtReal((PetscReal)eps->n) * scale;
+  const PetscReal diff  = PetscAbsScalar(yAx - xAy);
+  PetscCall(PetscInfo(eps, "symmetry probe: |y'Ax - x'Ay| = %g, rounding bound %g\n", (double)diff, (double)bound));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&Ax));
+  PetscCall(VecDestroy(&Ay));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCheck(!(diff > bound) && !PetscIsNanReal(diff), PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
+             "The matrix is not symmetric: |y'Ax - x'Ay| = %g for random x, y, above the rounding level %g; EPSCUDALANCZOS solves "
+             "symmetric (Hermitian) problems only",
+             (double)diff, (double)bound);
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,434 @@
+/*
+   EPSCUDALANCZOS: the SLEPc face of the Lanczos driver (src/core), laid out like SLEPc's own
+   solvers (src/eps/impls/krylov/lanczos/lanczos.c): a private struct, static EPSSetUp_/EPSSolve_/...
+   functions, public setters forwarding to composed "_C" functions attached in EPSCreate_CUDALanczos.
+
+   The driver works on a Backend. The host backend applies the ST operator (any Mat, any ST) through
+   STApply; the CUDA backend uploads the matrix once (dense or AIJ, with STSHIFT) and keeps it while the
+   Mat's object state is unchanged, or falls back to STApply with a copy per product.
+*/
+#include "petsc/eps_cudalanczos_impl.hpp"
+
+#include "core/lanczos_driver.hpp"
+#include "host/host_backend.hpp"
+
+#include <slepc/private/epsimpl.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+const char *const EPSCUDALanczosVariants[]     = {"thick-restart", "thesis", "EPSCUDALanczosVariant", "EPS_CUDALANCZOS_", nullptr};
+const char *const EPSCUDALanczosReorthogs[]    = {"full", "none", "EPSCUDALanczosReorthog", "EPS_CUDALANCZOS_REORTHOG_", nullptr};
+const char *const EPSCUDALanczosBackends[]     = {"auto", "host", "cuda", "EPSCUDALanczosBackend", "EPS_CUDALANCZOS_BACKEND_", nullptr};
+const char *const EPSCUDALanczosKernelsTypes[] = {"default", "custom", "vendor", "EPSCUDALanczosKernels", "EPS_CUDALANCZOS_KERNELS_", nullptr};
+
+PetscLogEvent EPS_CUDALanczos_Setup = 0, EPS_CUDALanczos_Upload = 0, EPS_CUDALanczos_Iterate = 0, EPS_CUDALanczos_Vectors = 0;
+
+void STOperator::operator()(const double *xa, double *ya) const
+{
+  // A PETSc error inside becomes an exception: the driver is C++, and PetscCallCXX at the boundary
+  // turns it back into a PETSc error (PETSc has already printed the original trace).
+  if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || STApply(st, x, y) || VecResetArray(x) || VecResetArray(y))
+    throw cudalanczos::Error("STApply failed inside the Lanczos iteration (see the PETSc error above)");
+}
+
+namespace {
+
+using namespace cudalanczos;
+
+PetscErrorCode ToWhich(EPS eps, Which *w)
+{
+  PetscFunctionBegin;
+  switch (eps->which) {
+  case EPS_LARGEST_MAGNITUDE: *w = Which::LargestMagnitude; break;
+  case EPS_SMALLEST_MAGNITUDE: *w = Which::SmallestMagnitude; break;
+  case EPS_LARGEST_REAL: *w = Which::LargestAlgebraic; break;
+  case EPS_SMALLEST_REAL: *w = Which::SmallestAlgebraic; break;
+  case EPS_TARGET_MAGNITUDE: *w = Which::TargetMagnitude; break;
+  case EPS_TARGET_REAL: *w = Which::TargetReal; break;
+  default:
+    SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+            "EPSCUDALANCZOS does not support this -eps_which value; supported: largest_magnitude, smallest_magnitude, largest_real, "
+            "smallest_real, target_magnitude, target_real");
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscBool        isshift;
+  Which            which;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Setup, eps, 0, 0, 0));
+  PetscCheck(eps->problem_type == EPS_HEP, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "EPSCUDALANCZOS solves standard Hermitian problems only (EPS_HEP): call EPSSetProblemType(eps,EPS_HEP) or use "
+             "-eps_hermitian; for %s problems use another EPS type",
+             eps->isgeneralized ? "generalized" : "non-Hermitian");
+  EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
+  if (!eps->which) eps->which = EPS_LARGEST_MAGNITUDE; // SLEPc's default for a Krylov method with STSHIFT
+  PetscCall(ToWhich(eps, &which));
+  PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
+  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+
+  if (ctx->variant == EPS_CUDALANCZOS_THESIS) {
+    PetscCheck(eps->nev == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+               "The thesis variant of EPSCUDALANCZOS computes one eigenpair (nev = %" PetscInt_FMT " requested); use "
+               "-eps_cudalanczos_variant thick-restart for more",
+               eps->nev);
+    // The thesis keeps every Lanczos vector: ncv is the most steps it may take.
+    if (eps->ncv == PETSC_DEFAULT) eps->ncv = PetscMin(eps->n, 128);
+    PetscCheck(eps->ncv >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "ncv must be at least 1");
+    if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
+    if (eps->max_it == PETSC_DEFAULT) eps->max_it = eps->ncv;
+  } else {
+    // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported).
+    if (eps->ncv != PETSC_DEFAULT) {
+      PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == eps->n), PetscObjectComm((PetscObject)eps),
+                 PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
+    } else if (eps->mpd != PETSC_DEFAULT) {
+      eps->ncv = PetscMin(eps->n, eps->nev + eps->mpd);
+    } else {
+      eps->ncv = eps->nev < 500 ? PetscMin(eps->n, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(eps->n, eps->nev + 500);
+    }
+    if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
+    PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
+               "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
+    if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
+  }
+  PetscCheck(eps->nev <= eps->n, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+             "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);
+
+  PetscCall(EPSAllocateSolution(eps, 0));
+  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Setup, eps, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+// The sorting criterion from `which` (EPSSetUpSort_Default is not exported): without it, sorting two
+// or more converged values dereferences a null comparison.
+PetscErrorCode EPSSetUpSort_CUDALanczos(EPS eps)
+{
+  PetscFunctionBegin;
+  switch (eps->which) {
+  case EPS_LARGEST_MAGNITUDE: eps->sc->comparison = SlepcCompareLargestMagnitude; eps->sc->comparisonctx = nullptr; break;
+  case EPS_SMALLEST_MAGNITUDE: eps->sc->comparison = SlepcCompareSmallestMagnitude; eps->sc->comparisonctx = nullptr; break;
+  case EPS_LARGEST_REAL: eps->sc->comparison = SlepcCompareLargestReal; eps->sc->comparisonctx = nullptr; break;
+  case EPS_SMALLEST_REAL: eps->sc->comparison = SlepcCompareSmallestReal; eps->sc->comparisonctx = nullptr; break;
+  case EPS_TARGET_MAGNITUDE: eps->sc->comparison = SlepcCompareTargetMagnitude; eps->sc->comparisonctx = &eps->target; break;
+  case EPS_TARGET_REAL: eps->sc->comparison = SlepcCompareTargetReal; eps->sc->comparisonctx = &eps->target; break;
+  default: SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP, "Unsupported -eps_which for EPSCUDALANCZOS");
+  }
+  eps->sc->map    = nullptr;
+  eps->sc->mapobj = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSBackTransform_CUDALanczos(EPS eps)
+{
+  PetscFunctionBegin;
+  PetscCall(STBackTransform(eps->st, eps->nconv, eps->eigr, eps->eigi));
+  PetscFunctionReturn(0);
+}
+
+// Builds the backend for this solve: CUDA when chosen and possible, otherwise the host. Also fills
+// ctx->shift: the shift the driver must apply itself (an uploaded matrix is A, not A - sigma I).
+PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rstart, const STOperator &hostop, std::unique_ptr<Backend> &backend)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  ctx->shift = 0.0;
+  PetscBool use_cuda = PETSC_FALSE;
+  PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
+  if (use_cuda) {
+    PetscCall(EPSCUDALanczosCreateCUDABackend(eps, reduce, rstart, hostop, backend));
+  } else {
+    PetscCallCXX(backend = std::make_unique<HostBackend>(eps->nloc, eps->n, rstart, hostop, reduce));
+    ctx->backend_name   = "host";
+    ctx->operator_desc  = "STApply (host)";
+    ctx->device_desc    = "";
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)eps);
+  PetscInt         rstart, rend;
+  Which            which;
+  STOperator       hostop{eps->st, nullptr, nullptr};
+  Settings         s;
+  Callbacks        cb;
+  Result           result;
+  PetscErrorCode   cberr = 0; // first PETSc error raised inside a driver callback
+
+  PetscFunctionBegin;
+  PetscCall(ToWhich(eps, &which));
+  if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps));
+  PetscCall(BVCreateVec(eps->V, &hostop.x));
+  PetscCall(BVCreateVec(eps->V, &hostop.y));
+  PetscCall(VecGetOwnershipRange(hostop.x, &rstart, &rend));
+
+  Reducer reduce = [comm](double *v, int count) {
+    if (MPI_Allreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) throw Error("MPI_Allreduce failed");
+  };
+
+  std::unique_ptr<Backend> backend;
+  PetscCall(EPSCUDALanczosCreateBackend(eps, reduce, rstart, hostop, backend));
+
+  s.variant             = ctx->variant == EPS_CUDALANCZOS_THESIS ? Variant::Thesis : Variant::ThickRestart;
+  s.reorthogonalization = ctx->variant == EPS_CUDALANCZOS_THESIS || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_NONE ? Reorthogonalization::None : Reorthogonalization::Full;
+  s.which               = which;
+  s.target              = PetscRealPart(eps->target);
+  s.shift               = ctx->shift;
+  s.nev                 = (int)eps->nev;
+  s.ncv                 = (int)eps->ncv;
+  s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
+  s.max_it              = (int)eps->max_it;
+  s.initial_vector      = eps->nini > 0;
+
+  cb.error = [&](double theta, double res) {
+    PetscReal err = res;
+    if (!cberr) cberr = (*eps->converged)(eps, theta, 0.0, res, &err, eps->convergedctx);
+    return (double)err;
+  };
+  cb.eigenvalue = [&](double value) {
+    PetscScalar re = value, im = 0;
+    if (!cberr) cberr = STBackTransform(eps->st, 1, &re, &im);
+    return (double)PetscRealPart(re);
+  };
+  cb.monitor = [&](int its, int nconv, const double *theta, const double *errest, int count) {
+    // EPSMonitor wants eigr/eigi/errest arrays of the solver: show the current approximations there.
+    const int k = PetscMin(count, (int)eps->ncv);
+    for (int i = 0; i < k; ++i) {
+      eps->eigr[i]   = theta[i];
+      eps->eigi[i]   = 0;
+      eps->errest[i] = errest[i];
+    }
+    if (!cberr) cberr = EPSMonitor(eps, its, nconv, eps->eigr, eps->eigi, eps->errest, k);
+  };
+  cb.stop = [&](int its, int nconv) {
+    EPSConvergedReason reason = EPS_CONVERGED_ITERATING;
+    if (!cberr) cberr = (*eps->stopping)(eps, its, eps->max_it, nconv, eps->nev, &reason, eps->stoppingctx);
+    return cberr != 0 || reason != EPS_CONVERGED_ITERATING;
+  };
+
+  PetscCallCXX(backend->resize_basis(basis_columns_needed(s)));
+  if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
+    const PetscScalar *x;
+    Vec                v;
+    PetscCall(BVGetColumn(eps->V, 0, &v));
+    PetscCall(VecGetArrayRead(v, &x));
+    PetscCallCXX(backend->set_column(0, x));
+    PetscCall(VecRestoreArrayRead(v, &x));
+    PetscCall(BVRestoreColumn(eps->V, 0, &v));
+  }
+
+  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
+  PetscCallCXX(result = cudalanczos::solve(*backend, s, cb));
+  PetscCallCXX(backend->synchronize());
+  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
+  PetscCall(cberr);
+
+  // Results the SLEPc way: eigr/eigi/errest/nconv/its/reason and the vectors in eps->V.
+  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));
+  const PetscInt nret = PetscMin((PetscInt)result.eigenvalues.size(), eps->ncv);
+  for (PetscInt i = 0; i < nret; ++i) {
+    eps->eigr[i]   = result.eigenvalues[i];
+    eps->eigi[i]   = 0;
+    eps->errest[i] = result.errors[i];
+  }
+  eps->nconv = PetscMin((PetscInt)result.nconv, nret);
+  eps->its   = result.its;
+  switch (result.reason) {
+  case Reason::Converged: eps->reason = EPS_CONVERGED_TOL; break;
+  case Reason::MaxIterations: eps->reason = EPS_DIVERGED_ITS; break;
+  case Reason::Breakdown: eps->reason = EPS_DIVERGED_BREAKDOWN; break;
+  case Reason::UserStop: eps->reason = EPS_CONVERGED_USER; break;
+  }
+  for (PetscInt j = 0; j < eps->nconv; ++j) {
+    Vec          v;
+    PetscScalar *x;
+    PetscCall(BVGetColumn(eps->V, j, &v));
+    PetscCall(VecGetArray(v, &x));
+    PetscCallCXX(backend->get_column((int)j, x));
+    PetscCall(VecRestoreArray(v, &x));
+    PetscCall(BVRestoreColumn(eps->V, j, &v));
+  }
+  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));
+
+  ctx->matvecs       = result.matvecs;
+  ctx->reductions    = result.reductions;
+  ctx->breakdowns    = result.breakdowns;
+  ctx->orthogonality = result.orthogonality;
+  ctx->solved        = PETSC_TRUE;
+  PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
+                      result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
+  backend.reset();
+  PetscCall(VecDestroy(&hostop.x));
+  PetscCall(VecDestroy(&hostop.y));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOptionsObject)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscBool        flg, b;
+  PetscInt         i;
+  EPSCUDALanczosVariant  variant;
+  EPSCUDALanczosReorthog reorthog;
+  EPSCUDALanczosBackend  backend;
+  EPSCUDALanczosKernels  kernels;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "EPS CUDA Lanczos Options");
+  PetscCall(PetscOptionsEnum("-eps_cudalanczos_variant", "Lanczos variant", "EPSCUDALanczosSetVariant", EPSCUDALanczosVariants,
+                             (PetscEnum)ctx->variant, (PetscEnum *)&variant, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetVariant(eps, variant));
+  PetscCall(PetscOptionsEnum("-eps_cudalanczos_reorthog", "Reorthogonalization", "EPSCUDALanczosSetReorthog", EPSCUDALanczosReorthogs,
+                             (PetscEnum)ctx->reorthog, (PetscEnum *)&reorthog, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetReorthog(eps, reorthog));
+  PetscCall(PetscOptionsEnum("-eps_cudalanczos_backend", "Where the Lanczos vectors live", "EPSCUDALanczosSetBackend", EPSCUDALanczosBackends,
+                             (PetscEnum)ctx->backend, (PetscEnum *)&backend, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetBackend(eps, backend));
+  PetscCall(PetscOptionsEnum("-eps_cudalanczos_kernels", "GPU kernels: custom or cuBLAS/cuSPARSE", "EPSCUDALanczosSetKernels",
+                             EPSCUDALanczosKernelsTypes, (PetscEnum)ctx->kernels, (PetscEnum *)&kernels, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetKernels(eps, kernels));
+  PetscCall(PetscOptionsInt("-eps_cudalanczos_device", "CUDA device (default: node-local rank modulo device count)",
+                            "EPSCUDALanczosSetDevice", ctx->device, &i, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetDevice(eps, i));
+  PetscCall(PetscOptionsBool("-eps_cudalanczos_check_symmetry", "Probe the operator for symmetry before solving",
+                             "EPSCUDALanczosSetCheckSymmetry", ctx->check_symmetry, &b, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, b));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscBool        isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(0);
+  const bool thesis = ctx->variant == EPS_CUDALANCZOS_THESIS;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
+                                   EPSCUDALanczosKernelsTypes[ctx->kernels]));
+  if (ctx->solved) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend used: %s%s%s\n", ctx->backend_name.c_str(), ctx->device_desc.empty() ? "" : ", device ",
+                                     ctx->device_desc.c_str()));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  operator: %s\n", ctx->operator_desc.c_str()));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns\n", ctx->matvecs,
+                                     ctx->reductions, ctx->breakdowns));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSReset_CUDALanczos(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  PetscCallCXX(ctx->device_op.reset());
+  ctx->op_state = -1;
+  ctx->op_mat   = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  PetscCallCXX(delete ctx);
+  eps->data = nullptr;
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVariant_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVariant_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetReorthog_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetReorthog_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBackend_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackend_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetKernels_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetKernels_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetDevice_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetDevice_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetCheckSymmetry_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", nullptr));
+  PetscFunctionReturn(0);
+}
+
+// --- setters/getters behind the composed functions ------------------------------------------------
+#define CUDALANCZOS_ACCESSORS(Name, Type, field)                                  \
+  PetscErrorCode EPSCUDALanczosSet##Name##_CUDALanczos(EPS eps, Type value)       \
+  {                                                                               \
+    PetscFunctionBegin;                                                           \
+    ((EPS_CUDALANCZOS *)eps->data)->field = value;                                \
+    eps->state                            = EPS_STATE_INITIAL;                    \
+    PetscFunctionReturn(0);                                                       \
+  }                                                                               \
+  PetscErrorCode EPSCUDALanczosGet##Name##_CUDALanczos(EPS eps, Type *value)      \
+  {                                                                               \
+    PetscFunctionBegin;                                                           \
+    *value = ((EPS_CUDALANCZOS *)eps->data)->field;                               \
+    PetscFunctionReturn(0);                                                       \
+  }
+CUDALANCZOS_ACCESSORS(Variant, EPSCUDALanczosVariant, variant)
+CUDALANCZOS_ACCESSORS(Reorthog, EPSCUDALanczosReorthog, reorthog)
+CUDALANCZOS_ACCESSORS(Backend, EPSCUDALanczosBackend, backend)
+CUDALANCZOS_ACCESSORS(Kernels, EPSCUDALanczosKernels, kernels)
+CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
+CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
+#undef CUDALANCZOS_ACCESSORS
+
+PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **name)
+{
+  PetscFunctionBegin;
+  *name = ((EPS_CUDALANCZOS *)eps->data)->backend_name.c_str();
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx = nullptr;
+
+  PetscFunctionBegin;
+  PetscCallCXX(ctx = new EPS_CUDALANCZOS());
+  eps->data = (void *)ctx;
+
+  eps->useds = PETSC_FALSE; // the projected problem is solved by our own implicit QR
+  eps->categ = EPS_CATEGORY_KRYLOV;
+
+  eps->ops->solve          = EPSSolve_CUDALanczos;
+  eps->ops->setup          = EPSSetUp_CUDALanczos;
+  eps->ops->setupsort      = EPSSetUpSort_CUDALanczos;
+  eps->ops->setfromoptions = EPSSetFromOptions_CUDALanczos;
+  eps->ops->destroy        = EPSDestroy_CUDALanczos;
+  eps->ops->reset          = EPSReset_CUDALanczos;
+  eps->ops->view           = EPSView_CUDALanczos;
+  eps->ops->backtransform  = EPSBackTransform_CUDALanczos;
+
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVariant_C", EPSCUDALanczosSetVariant_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVariant_C", EPSCUDALanczosGetVariant_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetReorthog_C", EPSCUDALanczosSetReorthog_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetReorthog_C", EPSCUDALanczosGetReorthog_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBackend_C", EPSCUDALanczosSetBackend_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackend_C", EPSCUDALanczosGetBackend_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetKernels_C", EPSCUDALanczosSetKernels_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetKernels_C", EPSCUDALanczosGetKernels_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetDevice_C", EPSCUDALanczosSetDevice_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetDevice_C", EPSCUDALanczosGetDevice_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetCheckSymmetry_C", EPSCUDALanczosSetCheckSymmetry_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", EPSCUDALanczosGetCheckSymmetry_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", EPSCUDALanczosGetBackendInUse_CUDALanczos));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,352 @@
+/*
+   Public setters and getters of EPSCUDALANCZOS. Each forwards to the composed "_C" function attached by
+   EPSCreate_CUDALanczos (PetscTryMethod), so calling it on another EPS type is a no-op, as in SLEPc.
+*/
+#include <slepccudalanczos.h>
+#include <slepc/private/epsimpl.h>
+
+/*@
+   EPSCUDALanczosSetVariant - Sets the Lanczos variant.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_variant <thick-restart,thesis> - Sets the Lanczos variant
+
+   Notes:
+   thick-restart (default) is thick-restart Lanczos with locking and full reorthogonalization: any nev and any
+   supported which. thesis is the algorithm of the thesis the project starts from: one eigenpair, no restart,
+   no reorthogonalization; it stops when the explicit relative residual ||Ax-lambda x||/||lambda x|| is below tol,
+   and ncv is the most Lanczos steps it may take.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetVariant(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetVariant(EPS eps, EPSCUDALanczosVariant value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetVariant_C", (EPS, EPSCUDALanczosVariant), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetVariant - Gets the Lanczos variant.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetVariant()
+@*/
+PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetVariant_C", (EPS, EPSCUDALanczosVariant *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetReorthog - Sets the reorthogonalization of the Lanczos vectors.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_reorthog <full,none> - Sets the reorthogonalization of the Lanczos vectors
+
+   Notes:
+   full (default) orthogonalizes each new vector against the whole basis by classical Gram-Schmidt, repeated
+   once when the norm drops by more than 1/sqrt(2) (the DGKS criterion). none keeps the three-term recurrence
+   only; orthogonality is then lost as eigenvalues converge, and ghost copies may appear.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetReorthog(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetReorthog(EPS eps, EPSCUDALanczosReorthog value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetReorthog_C", (EPS, EPSCUDALanczosReorthog), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetReorthog - Gets the reorthogonalization of the Lanczos vectors.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetReorthog()
+@*/
+PetscErrorCode EPSCUDALanczosGetReorthog(EPS eps, EPSCUDALanczosReorthog *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetReorthog_C", (EPS, EPSCUDALanczosReorthog *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetBackend - Sets where the Lanczos vectors live.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_backend <auto,host,cuda> - Sets where the Lanczos vectors live
+
+   Notes:
+   auto (default) uses the GPU when one is present and CUDA support was compiled in, else the host. host is the
+   reference backend: any Mat type and any ST, through STApply. cuda is an error when no GPU is usable.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetBackend(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetBackend(EPS eps, EPSCUDALanczosBackend value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetBackend_C", (EPS, EPSCUDALanczosBackend), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetBackend - Gets where the Lanczos vectors live.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetBackend()
+@*/
+PetscErrorCode EPSCUDALanczosGetBackend(EPS eps, EPSCUDALanczosBackend *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetBackend_C", (EPS, EPSCUDALanczosBackend *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetKernels - Sets the GPU kernels.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_kernels <default,custom,vendor> - Sets the GPU kernels
+
+   Notes:
+   custom selects the thesis kernels (tiled shared-memory dense gemv, CSR SpMV, warp-shuffle reductions),
+   vendor cuBLAS and cuSPARSE; default picks per matrix type whichever measured faster (bench/results).
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetKernels(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetKernels(EPS eps, EPSCUDALanczosKernels value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetKernels_C", (EPS, EPSCUDALanczosKernels), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetKernels - Gets the GPU kernels.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetKernels()
+@*/
+PetscErrorCode EPSCUDALanczosGetKernels(EPS eps, EPSCUDALanczosKernels *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetKernels_C", (EPS, EPSCUDALanczosKernels *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetDevice - Sets the CUDA device.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_device <n> - Sets the CUDA device
+
+   Notes:
+   A negative value (default) picks the node-local MPI rank modulo the number of devices.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetDevice(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetDevice(EPS eps, PetscInt value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetDevice_C", (EPS, PetscInt), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetDevice - Gets the CUDA device.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetDevice()
+@*/
+PetscErrorCode EPSCUDALanczosGetDevice(EPS eps, PetscInt *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetDevice_C", (EPS, PetscInt *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetCheckSymmetry - Sets whether to probe the operator for symmetry before solving.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the new value
+
+   Options Database Key:
+.  -eps_cudalanczos_check_symmetry <bool> - Sets whether to probe the operator for symmetry before solving
+
+   Notes:
+   The probe compares y'Ax with x'Ay for random x, y (two products); a difference above rounding level
+   relative to ||A|| is an error, since Lanczos on a nonsymmetric matrix returns meaningless values.
+   Off by default.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetCheckSymmetry(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosSetCheckSymmetry(EPS eps, PetscBool value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetCheckSymmetry_C", (EPS, PetscBool), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetCheckSymmetry - Gets whether to probe the operator for symmetry before solving.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetCheckSymmetry()
+@*/
+PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS eps, PetscBool *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetCheckSymmetry_C", (EPS, PetscBool *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   EPSCUDALanczosGetBackendInUse - Gets the name of the backend the last EPSSolve() ran on ("host", "cuda"),
+   or "none" before the first solve.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  name - the backend's name (owned by the EPS; do not free)
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetBackend()
+@*/
+PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(name, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetBackendInUse_C", (EPS, const char **), (eps, name));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,51 @@
+// Private state of EPSCUDALANCZOS shared by the files of src/petsc.
+#pragma once
+
+#include <slepccudalanczos.h>
+
+#include "core/backend.hpp"
+
+#include <memory>
+#include <string>
+
+extern PetscLogEvent EPS_CUDALanczos_Setup, EPS_CUDALanczos_Upload, EPS_CUDALanczos_Iterate, EPS_CUDALanczos_Vectors;
+
+/// y = op(x) on the host through STApply, on Vecs placed over the backend's local arrays.
+struct STOperator {
+  ST  st;
+  Vec x, y;
+  void operator()(const double *xa, double *ya) const;
+};
+
+struct EPS_CUDALANCZOS {
+  // settings (options -eps_cudalanczos_*)
+  EPSCUDALanczosVariant  variant        = EPS_CUDALANCZOS_THICK_RESTART;
+  EPSCUDALanczosReorthog reorthog       = EPS_CUDALANCZOS_REORTHOG_FULL;
+  EPSCUDALanczosBackend  backend        = EPS_CUDALANCZOS_BACKEND_AUTO;
+  EPSCUDALanczosKernels  kernels        = EPS_CUDALANCZOS_KERNELS_DEFAULT;
+  PetscInt               device         = -1; // < 0: node-local rank modulo the device count
+  PetscBool              check_symmetry = PETSC_FALSE;
+
+  // the matrix on the device, rebuilt only when the Mat or its object state changes
+  std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
+  Mat              op_mat   = nullptr;
+  PetscObjectState op_state = -1;
+  int              op_kernels = -1;
+
+  // what the last solve used and measured (-eps_view)
+  double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
+  PetscBool   solved = PETSC_FALSE;
+  std::string backend_name = "none", device_desc, operator_desc;
+  long        matvecs = 0, reductions = 0;
+  int         breakdowns = 0;
+  double      orthogonality = 0;
+};
+
+/// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
+/// when there is none or CUDA support was not compiled in).
+PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
+/// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
+PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
+                                               std::unique_ptr<cudalanczos::Backend> &backend);
+/// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);

@@ -1,0 +1,52 @@
+/*
+   Registration of EPSCUDALANCZOS: PetscDLLibraryRegister_slepccudalanczos is what -dll_append looks up
+   (library name without "lib" and ".so"); EPSCUDALanczosRegister is for programs that link us directly.
+*/
+#include "petsc/eps_cudalanczos_impl.hpp"
+
+extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS);
+
+static PetscBool registered = PETSC_FALSE;
+
+static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  registered = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   EPSCUDALanczosRegister - Registers the EPS type "cudalanczos" and its log events. Called by
+   PetscDLLibraryRegister_slepccudalanczos() when the library is loaded with -dll_append; call it yourself
+   after SlepcInitialize() when your program links libslepccudalanczos directly. Calling it twice is harmless.
+
+   Not Collective
+
+   Level: beginner
+
+.seealso: EPSSetType(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosRegister(void)
+{
+  PetscFunctionBegin;
+  if (registered) PetscFunctionReturn(0);
+  registered = PETSC_TRUE;
+  PetscCall(EPSRegister(EPSCUDALANCZOS, EPSCreate_CUDALanczos));
+  PetscCall(PetscLogEventRegister("CUDALancSetUp", EPS_CLASSID, &EPS_CUDALanczos_Setup));
+  PetscCall(PetscLogEventRegister("CUDALancUpload", EPS_CLASSID, &EPS_CUDALanczos_Upload));
+  PetscCall(PetscLogEventRegister("CUDALancIterate", EPS_CLASSID, &EPS_CUDALanczos_Iterate));
+  PetscCall(PetscLogEventRegister("CUDALancVectors", EPS_CLASSID, &EPS_CUDALanczos_Vectors));
+  PetscCall(PetscRegisterFinalize(EPSCUDALanczosFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/*
+   PetscDLLibraryRegister_slepccudalanczos - entry point called by PetscInitialize() for a library given
+   with -dll_append / -dll_prepend (also through PETSC_OPTIONS or .petscrc).
+*/
+PetscErrorCode PetscDLLibraryRegister_slepccudalanczos(void)
+{
+  PetscFunctionBegin;
+  PetscCall(EPSCUDALanczosRegister());
+  PetscFunctionReturn(0);
+}
