@@ -17,6 +17,8 @@ namespace cudalanczos {
 /// in the matrix (not only at the bottom), so graded and already-diagonal matrices converge.
 /// Each sweep works on the bottom-most unreduced block, rescaled by a power of two (exact) so that
 /// entries near overflow or underflow are safe; a 2 x 2 block is diagonalized directly by one rotation.
+/// As in LAPACK's dsteqr, a sweep chases from the block's larger-|d| end towards the smaller one (QR or,
+/// on the reversed block, QL), which graded matrices need.
 /// Cost: O(n) flops per sweep plus O(n) per rotation applied to Z, i.e. O(n^2) per eigenvalue with Z.
 /// Returns the number of sweeps (2 x 2 solves included); n = 0 and 1 need none, nor does a diagonal T.
 /// Throws cudalanczos::Error after 30 n sweeps without convergence (never seen on finite input), for

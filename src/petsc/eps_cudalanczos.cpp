@@ -192,6 +192,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   cb.error = [&](double theta, double res) {
     PetscReal err = res;
+    if (res == 0) return 0.0; // an exact eigenpair (zero matrix, invariant subspace): 0/|0| would be NaN
     if (!cberr) cberr = (*eps->converged)(eps, theta, 0.0, res, &err, eps->convergedctx);
     return (double)err;
   };

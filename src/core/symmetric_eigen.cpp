@@ -1,0 +1,302 @@
+// Eigensolvers for the small projected problem: implicit symmetric tridiagonal QR (thesis Algorithm 3)
+// and Householder tridiagonalization of a dense symmetric matrix. See symmetric_eigen.hpp.
+//
+// No threshold here is an absolute constant: deflation is relative to the neighbouring diagonal
+// entries and machine epsilon, and the matrices are rescaled by powers of two (exact) so that the
+// arithmetic neither overflows nor underflows whatever the scale of the input.
+#include "core/symmetric_eigen.hpp"
+
+#include "core/backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace cudalanczos {
+
+namespace {
+
+constexpr double eps = std::numeric_limits<double>::epsilon();
+
+/// A plane rotation with c*f + s*g = r, -s*f + c*g = 0 (as LAPACK's dlartg, up to the sign of r).
+/// hypot avoids the overflow/underflow of sqrt(f^2 + g^2).
+struct Givens {
+  double c, s, r;
+};
+
+Givens make_givens(double f, double g)
+{
+  if (g == 0.0) return {1.0, 0.0, f};
+  if (f == 0.0) return {0.0, 1.0, g};
+  const double r = std::hypot(f, g);
+  return {f / r, g / r, r};
+}
+
+/// The deflation test of the header: e_k is negligible next to its two diagonal neighbours.
+/// An exactly zero e_k always deflates (also when both neighbours are zero).
+bool negligible(double ek, double dk, double dk1)
+{
+  return std::abs(ek) <= eps * (std::abs(dk) + std::abs(dk1));
+}
+
+/// Z(:, p) = c Z(:, p) + s Z(:, q),  Z(:, q) = -s Z(:, p) + c Z(:, q): Z <- Z P^T, P the rotation
+/// applied to rows p, q of T. O(n) per call, hence O(n^2) per eigenvalue over a run.
+void rotate_columns(int n, double *Z, int ldz, int p, int q, double c, double s)
+{
+  double *zp = Z + static_cast<std::ptrdiff_t>(p) * ldz;
+  double *zq = Z + static_cast<std::ptrdiff_t>(q) * ldz;
+  for (int i = 0; i < n; ++i) {
+    const double a = zp[i], b = zq[i];
+    zp[i] = c * a + s * b;
+    zq[i] = -s * a + c * b;
+  }
+}
+
+/// 2 x 2 block [[a, b], [b, f]] at rows lo, lo+1, b != 0: one Jacobi rotation diagonalizes it exactly
+/// (Golub & Van Loan, sym.schur2). Doing this directly, rather than a shifted QR step, avoids waiting
+/// for b to fall below eps*(|a|+|f|), which never happens e.g. for a = f = 0 and b subnormal.
+void solve_2x2(double *d, double *e, int lo, int n, double *Z, int ldz)
+{
+  const double a = d[lo], f = d[lo + 1], b = e[lo];
+  // tau may overflow to +-inf when b is tiny next to f - a; then t = 0, which is the right limit.
+  const double tau = (f - a) / (2.0 * b);
+  const double t = (tau >= 0.0 ? 1.0 : -1.0) / (std::abs(tau) + std::hypot(1.0, tau));
+  const double c = 1.0 / std::hypot(1.0, t);
+  const double s = t * c;
+  d[lo] = a - t * b;
+  d[lo + 1] = f + t * b;
+  e[lo] = 0.0;
+  // J = [[c, s], [-s, c]] and J^T A J is diagonal; Z <- Z J, i.e. rotate_columns with (c, -s).
+  if (Z) rotate_columns(n, Z, ldz, lo, lo + 1, c, -s);
+}
+
+/// Wilkinson shift: the eigenvalue of the trailing 2 x 2 [[a, b], [b, f]] closer to f, written so
+/// that nothing cancels (the sign of delta picks the larger denominator) and nothing overflows.
+double wilkinson_shift(double a, double b, double f)
+{
+  const double delta = 0.5 * a - 0.5 * f;
+  if (delta == 0.0) return f - std::abs(b);
+  const double denom = delta + std::copysign(std::hypot(delta, b), delta);
+  return f - b * (b / denom);
+}
+
+/// One implicit QR sweep with Wilkinson shift on the unreduced block lo..hi (hi - lo >= 2): the
+/// first rotation is that of the shifted QR step, the others chase the bulge along the band.
+///
+/// Direction (as LAPACK's dsteqr): the sweep runs from the end with the larger diagonal entry towards
+/// the smaller one, taking the shift at, and converging at, the small end. Downwards (upward == false)
+/// this is the QR step of Algorithm 3; upwards it is the same step on the reversed matrix J T J (a QL
+/// step). Chasing a graded matrix from its small end instead loses the shift in rounding (d_lo - s
+/// rounds to -s) and stalls.
+void qr_sweep(double *d, double *e, int lo, int hi, bool upward, int n, double *Z, int ldz)
+{
+  // Position k = 0..hi-lo along the sweep -> index into d (and Z's columns); off-diagonal k joins
+  // positions k and k+1.
+  const auto di = [&](int k) { return upward ? hi - k : lo + k; };
+  const auto ei = [&](int k) { return upward ? hi - 1 - k : lo + k; };
+  const int m = hi - lo;
+
+  const double shift = wilkinson_shift(d[di(m - 1)], e[ei(m - 1)], d[di(m)]);
+  double x = d[di(0)] - shift;
+  double z = e[ei(0)];
+  for (int k = 0; k < m; ++k) {
+    const Givens g = make_givens(x, z);
+    const double c = g.c, s = g.s;
+    // Positions k, k+1 rotated: T <- P T P^T with P = [[c, s], [-s, c]] on those rows and columns.
+    if (k > 0) e[ei(k - 1)] = g.r; // (k, k-1) takes the bulge's norm; (k+1, k-1) becomes 0
+    double &dk = d[di(k)], &dk1 = d[di(k + 1)], &ek = e[ei(k)];
+    const double a = dk, b = ek, f = dk1;
+    const double cs = c * s;
+    dk = c * c * a + 2.0 * cs * b + s * s * f;
+    dk1 = s * s * a - 2.0 * cs * b + c * c * f;
+    ek = cs * (f - a) + (c * c - s * s) * b;
+    if (k + 1 < m) {
+      // The column rotation fills (k+2, k): the new bulge, chased by the next rotation.
+      double &ek1 = e[ei(k + 1)];
+      z = s * ek1;
+      ek1 *= c;
+      x = ek;
+    }
+    if (Z) rotate_columns(n, Z, ldz, di(k), di(k + 1), c, s);
+  }
+}
+
+/// Multiplies d[lo..hi] and e[lo..hi-1] by 2^p: exact unless a result is subnormal.
+void scale_block(double *d, double *e, int lo, int hi, int p)
+{
+  for (int k = lo; k <= hi; ++k) d[k] = std::ldexp(d[k], p);
+  for (int k = lo; k < hi; ++k) e[k] = std::ldexp(e[k], p);
+}
+
+std::string where(const char *what, int i)
+{
+  return std::string(what) + "[" + std::to_string(i) + "]";
+}
+
+} // namespace
+
+int tridiagonal_qr(int n, double *d, double *e, double *Z, int ldz)
+{
+  if (n < 0) throw Error("tridiagonal_qr: negative order n = " + std::to_string(n));
+  if (n == 0) return 0;
+  if (!d) throw Error("tridiagonal_qr: d is null");
+  if (n > 1 && !e) throw Error("tridiagonal_qr: e is null");
+  if (Z && ldz < n) throw Error("tridiagonal_qr: ldz = " + std::to_string(ldz) + " < n = " + std::to_string(n));
+  for (int k = 0; k < n; ++k)
+    if (!std::isfinite(d[k])) throw Error("tridiagonal_qr: non-finite input " + where("d", k) + " = " + std::to_string(d[k]));
+  for (int k = 0; k + 1 < n; ++k)
+    if (!std::isfinite(e[k])) throw Error("tridiagonal_qr: non-finite input " + where("e", k) + " = " + std::to_string(e[k]));
+
+  // Sweeps are counted over the whole matrix; Wilkinson's shift usually needs under 2 per eigenvalue.
+  const long max_sweeps = 30L * n;
+  int sweeps = 0;
+  int hi = n - 1;
+  while (hi > 0) {
+    // Deflate at the bottom: d[hi] is an eigenvalue once e[hi-1] is negligible.
+    if (negligible(e[hi - 1], d[hi - 1], d[hi])) {
+      e[hi - 1] = 0.0;
+      --hi;
+      continue;
+    }
+    // Bottom-most unreduced block lo..hi: walk up to the next negligible off-diagonal. Splitting
+    // anywhere (not only at the bottom) is what lets graded and nearly diagonal matrices converge.
+    int lo = hi - 1;
+    while (lo > 0 && !negligible(e[lo - 1], d[lo - 1], d[lo])) --lo;
+    if (lo > 0) e[lo - 1] = 0.0;
+
+    if (sweeps >= max_sweeps)
+      throw Error("tridiagonal_qr: no convergence after " + std::to_string(sweeps) + " QR sweeps (n = " +
+                  std::to_string(n) + ", unreduced block " + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    ++sweeps;
+
+    if (hi - lo == 1) {
+      solve_2x2(d, e, lo, n, Z, ldz);
+      continue;
+    }
+    // Bring the block's largest entry to [1/2, 1) by a power of two, so that the shift and the
+    // rotations can neither overflow (entries near DBL_MAX) nor lose everything to underflow.
+    double amax = 0.0;
+    for (int k = lo; k <= hi; ++k) amax = std::max(amax, std::abs(d[k]));
+    for (int k = lo; k < hi; ++k) amax = std::max(amax, std::abs(e[k]));
+    int p = 0;
+    std::frexp(amax, &p);
+    scale_block(d, e, lo, hi, -p);
+    qr_sweep(d, e, lo, hi, std::abs(d[hi]) > std::abs(d[lo]), n, Z, ldz);
+    scale_block(d, e, lo, hi, p);
+  }
+  return sweeps;
+}
+
+void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz)
+{
+  if (n < 0) throw Error("symmetric_eigen: negative order n = " + std::to_string(n));
+  if (n == 0) return;
+  if (!S || !w) throw Error("symmetric_eigen: S or w is null");
+  if (lds < n) throw Error("symmetric_eigen: lds = " + std::to_string(lds) + " < n = " + std::to_string(n));
+  if (Z && ldz < n) throw Error("symmetric_eigen: ldz = " + std::to_string(ldz) + " < n = " + std::to_string(n));
+
+  // Work on a full symmetric copy of the lower triangle: simpler than updating one triangle, and at
+  // these sizes the n^2 extra doubles do not matter.
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<double> A(nn * nn);
+  auto a = [&](int i, int j) -> double & { return A[static_cast<std::size_t>(j) * nn + i]; };
+  double amax = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      const double v = S[static_cast<std::ptrdiff_t>(j) * lds + i];
+      if (!std::isfinite(v))
+        throw Error("symmetric_eigen: non-finite input S(" + std::to_string(i) + "," + std::to_string(j) +
+                    ") = " + std::to_string(v));
+      a(i, j) = a(j, i) = v;
+      amax = std::max(amax, std::abs(v));
+    }
+  // Power-of-two scaling (exact) so that the Householder products cannot overflow; undone on w.
+  int p = 0;
+  if (amax > 0.0) std::frexp(amax, &p);
+  for (double &v : A) v = std::ldexp(v, -p);
+
+  if (Z)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = (i == j) ? 1.0 : 0.0;
+
+  // Householder tridiagonalization (Golub & Van Loan, Algorithm 8.3.1): H_k = I - tau v v^T, v(k+1) = 1,
+  // zeroes A(k+2:n, k). A <- H_k A H_k and Z <- Z H_k, so that S = Z T Z^T throughout.
+  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1), v(nn), pw(nn);
+  for (int k = 0; k + 2 < n; ++k) {
+    const int m = n - k - 1; // length of x = A(k+1:n, k)
+    const double alpha = a(k + 1, k);
+    // ||x(2:m)||, scaled by its largest entry so that the squares cannot overflow or underflow.
+    double xmax = 0.0;
+    for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
+    double xnorm = 0.0;
+    if (xmax > 0.0) {
+      double ss = 0.0;
+      for (int i = k + 2; i < n; ++i) ss += (a(i, k) / xmax) * (a(i, k) / xmax);
+      xnorm = xmax * std::sqrt(ss);
+    }
+    d[k] = a(k, k);
+    if (xnorm == 0.0) { // already tridiagonal in this column: H_k = I (as dlarfg)
+      e[k] = alpha;
+      continue;
+    }
+    // As LAPACK's dlarfg: beta = -sign(alpha) ||x|| avoids cancellation in alpha - beta.
+    const double beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
+    const double tau = (beta - alpha) / beta;
+    const double inv = 1.0 / (alpha - beta);
+    v[0] = 1.0;
+    for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k) * inv;
+    e[k] = beta;
+
+    // Two-sided update of the trailing block B = A(k+1:n, k+1:n):
+    //   p = tau B v,  w = p - (tau/2)(p^T v) v,  B <- B - v w^T - w v^T.
+    double pv = 0.0;
+    for (int i = 0; i < m; ++i) {
+      double sum = 0.0;
+      for (int j = 0; j < m; ++j) sum += a(k + 1 + i, k + 1 + j) * v[j];
+      pw[i] = tau * sum;
+      pv += pw[i] * v[i];
+    }
+    const double half = 0.5 * tau * pv;
+    for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * pw[j] + pw[i] * v[j];
+
+    // Z(:, k+1:n) <- Z(:, k+1:n) H_k = Z - tau (Z v) v^T.
+    if (Z) {
+      for (int i = 0; i < n; ++i) {
+        double *zi = Z + i;
+        double zv = 0.0;
+        for (int j = 0; j < m; ++j) zv += zi[static_cast<std::ptrdiff_t>(k + 1 + j) * ldz] * v[j];
+        zv *= tau;
+        for (int j = 0; j < m; ++j) zi[static_cast<std::ptrdiff_t>(k + 1 + j) * ldz] -= zv * v[j];
+      }
+    }
+  }
+  // The last 2 x 2 (or 1 x 1) is already tridiagonal.
+  if (n >= 2) {
+    d[n - 2] = a(n - 2, n - 2);
+    e[n - 2] = a(n - 1, n - 2);
+  }
+  d[n - 1] = a(n - 1, n - 1);
+
+  tridiagonal_qr(n, d.data(), e.data(), Z, ldz);
+
+  // Ascending order; Z's columns follow their eigenvalues. stable_sort keeps ties deterministic.
+  std::vector<int> order(nn);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return d[i] < d[j]; });
+  for (int j = 0; j < n; ++j) w[j] = std::ldexp(d[order[j]], p);
+  if (Z) {
+    std::vector<double> tmp(nn * nn);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) tmp[static_cast<std::size_t>(j) * nn + i] = Z[static_cast<std::ptrdiff_t>(order[j]) * ldz + i];
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = tmp[static_cast<std::size_t>(j) * nn + i];
+  }
+}
+
+} // namespace cudalanczos

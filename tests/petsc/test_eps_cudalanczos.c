@@ -1,0 +1,285 @@
+/*
+   The plugin through PETSc/SLEPc, as a user meets it: every case solves with EPSCUDALANCZOS and checks the
+   eigenvalues against SLEPc's krylovschur (or known ones), the true residual ||Ax - lambda x||/|lambda| of
+   every returned pair, and that bad input is refused with a PETSc error that leaves the EPS usable.
+   Run serially and under mpiexec (tests/petsc/CMakeLists.txt): the row layout is deliberately uneven.
+
+   Prints one "ok N - name" / "not ok N - name" line per check and exits non-zero on any failure.
+*/
+#include <slepccudalanczos.h>
+
+static int failures = 0, checks = 0;
+
+static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
+{
+  PetscFunctionBeginUser;
+  ++checks;
+  if (!cond) ++failures;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s%s%s\n", cond ? "ok" : "not ok", checks, name, detail && detail[0] ? ": " : "", detail ? detail : ""));
+  PetscFunctionReturn(0);
+}
+
+/* Local rows deliberately uneven: rank r gets a share proportional to r+1 (rank 0 may even get none when n is tiny). */
+static PetscErrorCode LocalRows(PetscInt n, PetscInt *nloc)
+{
+  PetscMPIInt rank, size;
+  PetscInt    total, before = 0, r;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  total = (PetscInt)size * (size + 1) / 2;
+  for (r = 0; r < rank; ++r) before += n * (r + 1) / total;
+  *nloc = (rank == size - 1) ? n - before : n * (rank + 1) / total;
+  PetscFunctionReturn(0);
+}
+
+typedef enum { LAPLACIAN_1D, DIAGONAL, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
+
+/* Builds test matrices; dense ones are MATDENSE, the others AIJ. Entries are a function of (i,j) only,
+   so the matrix is the same for any number of ranks. */
+static PetscErrorCode BuildMatrix(Kind kind, PetscInt n, Mat *A)
+{
+  PetscInt  nloc, rstart, rend, i, j;
+  PetscBool dense = (kind == DENSE_RANDOM || kind == DENSE_UNIFORM || kind == RANK_ONE || kind == NONSYMMETRIC) ? PETSC_TRUE : PETSC_FALSE;
+
+  PetscFunctionBeginUser;
+  PetscCall(LocalRows(n, &nloc));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, nloc, nloc, n, n));
+  PetscCall(MatSetType(*A, dense ? MATDENSE : MATAIJ));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) {
+    switch (kind) {
+    case LAPLACIAN_1D:
+      if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
+      if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
+      PetscCall(MatSetValue(*A, i, i, 2.0, INSERT_VALUES));
+      break;
+    case DIAGONAL: /* eigenvalues 1..n/2, each twice: multiplicity 2 */
+      PetscCall(MatSetValue(*A, i, i, (PetscScalar)(i / 2 + 1), INSERT_VALUES));
+      break;
+    case IDENTITY: PetscCall(MatSetValue(*A, i, i, 1.0, INSERT_VALUES)); break;
+    case ZERO: PetscCall(MatSetValue(*A, i, i, 0.0, INSERT_VALUES)); break;
+    case NEG_DEFINITE: PetscCall(MatSetValue(*A, i, i, -1.0 - (PetscReal)i / n, INSERT_VALUES)); break;
+    default:
+      for (j = 0; j < n; ++j) {
+        PetscInt    lo = PetscMin(i, j), hi = PetscMax(i, j);
+        PetscReal   h  = (PetscReal)((lo * 7919 + hi * 104729 + 13) % 1000003) / 1000003.0; /* symmetric in (i,j) */
+        PetscScalar v;
+        if (kind == DENSE_RANDOM) v = 2 * h - 1;
+        else if (kind == DENSE_UNIFORM) v = h;
+        else if (kind == RANK_ONE) v = (PetscReal)(i + 1) * (PetscReal)(j + 1) / (PetscReal)(n * n);
+        else v = (i < j) ? h : 0.5 * h; /* NONSYMMETRIC */
+        PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
+      }
+    }
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* Solves with `type` and the given options prefix-free settings; returns nconv and the first k eigenvalues. */
+typedef struct {
+  EPSType  type;
+  PetscInt nev, ncv;
+  EPSWhich which;
+  PetscReal target, shift, tol;
+  EPSConv  conv;
+  EPSCUDALanczosVariant variant;
+  Vec      initial;
+} Solve;
+
+static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal *eig, PetscReal *worst_residual, PetscInt *its)
+{
+  EPS       eps;
+  ST        st;
+  PetscInt  i;
+  PetscReal err;
+
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(EPSSetProblemType(eps, EPS_HEP));
+  PetscCall(EPSSetType(eps, s->type));
+  PetscCall(EPSSetDimensions(eps, s->nev, s->ncv ? s->ncv : PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(eps, s->which));
+  PetscCall(EPSSetTolerances(eps, s->tol ? s->tol : 1e-10, 5000));
+  if (s->which == EPS_TARGET_MAGNITUDE || s->which == EPS_TARGET_REAL) PetscCall(EPSSetTarget(eps, s->target));
+  if (s->conv) PetscCall(EPSSetConvergenceTest(eps, s->conv));
+  PetscCall(EPSGetST(eps, &st));
+  PetscCall(STSetType(st, STSHIFT));
+  if (s->shift != 0) PetscCall(STSetShift(st, s->shift));
+  if (s->initial) PetscCall(EPSSetInitialSpace(eps, 1, (Vec *)&s->initial));
+  PetscCall(EPSSetFromOptions(eps));
+  if (!strcmp(s->type, EPSCUDALANCZOS)) PetscCall(EPSCUDALanczosSetVariant(eps, s->variant));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, nconv));
+  PetscCall(EPSGetIterationNumber(eps, its));
+  *worst_residual = 0;
+  for (i = 0; i < PetscMin(*nconv, s->nev); ++i) {
+    PetscScalar kr;
+    PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+    eig[i] = PetscRealPart(kr);
+    /* the true residual, recomputed from the returned vector: relative to |lambda| unless lambda == 0 */
+    PetscCall(EPSComputeError(eps, i, PetscAbsReal(eig[i]) > 0 ? EPS_ERROR_RELATIVE : EPS_ERROR_ABSOLUTE, &err));
+    *worst_residual = PetscMax(*worst_residual, err);
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+
+/* Our solver against krylovschur on the same problem. */
+static PetscErrorCode Compare(const char *name, Kind kind, PetscInt n, Solve s)
+{
+  Mat       A;
+  PetscInt  i, nref, nours, its;
+  PetscReal ref[64], ours[64], res, resref, diff = 0, scale = 0;
+  char      detail[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildMatrix(kind, n, &A));
+  s.type = EPSKRYLOVSCHUR;
+  PetscCall(RunSolve(A, &s, &nref, ref, &resref, &its));
+  s.type = EPSCUDALANCZOS;
+  PetscCall(RunSolve(A, &s, &nours, ours, &res, &its));
+  for (i = 0; i < PetscMin(s.nev, PetscMin(nref, nours)); ++i) {
+    diff  = PetscMax(diff, PetscAbsReal(ours[i] - ref[i]));
+    scale = PetscMax(scale, PetscAbsReal(ref[i]));
+  }
+  /* Eigenvalues converge quadratically in the residual: both solvers are far below tol*|lambda|. */
+  const PetscReal tol = s.tol ? s.tol : 1e-10;
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT " (ref %" PetscInt_FMT "), max|diff| %.2e, true residual %.2e, its %" PetscInt_FMT,
+                          nours, nref, (double)diff, (double)res, its));
+  PetscCall(Check((PetscBool)(nours >= s.nev && nref >= s.nev && diff <= 10 * tol * PetscMax(scale, 1) && res <= 10 * tol), name, detail));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* A call that must fail with a PETSc error; the EPS must then still be destroyable. */
+static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSProblemType type, PetscInt nev, PetscInt ncv, EPSWhich which,
+                                  EPSCUDALanczosVariant variant, const char *backend)
+{
+  Mat            A;
+  EPS            eps;
+  PetscErrorCode ierr;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildMatrix(kind, n, &A));
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(EPSSetProblemType(eps, type));
+  PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+  PetscCall(EPSCUDALanczosSetVariant(eps, variant));
+  if (backend) PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+  if (kind == NONSYMMETRIC) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
+  PetscCall(EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(eps, which));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSolve(eps);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(Check((PetscBool)(ierr != 0), name, ierr ? "refused with a PETSc error" : "was accepted"));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscBool has_cuda_device = PETSC_FALSE;
+
+  PetscFunctionBeginUser;
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPSCUDALANCZOS through PETSc"));
+  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-has_cuda_device", &has_cuda_device, NULL));
+
+  Solve base = {EPSKRYLOVSCHUR, 1, 0, EPS_LARGEST_REAL, 0, 0, 0, (EPSConv)0, EPS_CUDALANCZOS_THICK_RESTART, NULL};
+  Solve s;
+
+  s = base, s.nev = 5;
+  PetscCall(Compare("1-D Laplacian n=200, 5 largest", LAPLACIAN_1D, 200, s));
+  s = base, s.nev = 4, s.which = EPS_SMALLEST_REAL, s.ncv = 40;
+  PetscCall(Compare("1-D Laplacian n=150, 4 smallest", LAPLACIAN_1D, 150, s));
+  s = base, s.nev = 6, s.which = EPS_LARGEST_MAGNITUDE;
+  PetscCall(Compare("dense random n=300, 6 largest magnitude", DENSE_RANDOM, 300, s));
+  s = base, s.nev = 3, s.which = EPS_SMALLEST_MAGNITUDE, s.ncv = 60;
+  PetscCall(Compare("dense random n=120, 3 smallest magnitude", DENSE_RANDOM, 120, s));
+  s = base, s.nev = 6, s.which = EPS_LARGEST_REAL;
+  PetscCall(Compare("diagonal with double eigenvalues n=100, 6 largest (multiplicity 2)", DIAGONAL, 100, s));
+  s = base, s.nev = 1, s.variant = EPS_CUDALANCZOS_THESIS, s.tol = 1e-8;
+  PetscCall(Compare("thesis variant, dense uniform [0,1] n=400, largest", DENSE_UNIFORM, 400, s));
+  s = base, s.nev = 3, s.shift = 1.5;
+  PetscCall(Compare("STSHIFT shift 1.5, 1-D Laplacian n=100, 3 largest", LAPLACIAN_1D, 100, s));
+  s = base, s.nev = 2, s.which = EPS_TARGET_MAGNITUDE, s.target = 2.05, s.ncv = 60;
+  PetscCall(Compare("target magnitude 2.05, 1-D Laplacian n=60", LAPLACIAN_1D, 60, s));
+  s = base, s.nev = 3, s.conv = EPS_CONV_ABS, s.tol = 1e-9;
+  PetscCall(Compare("absolute convergence test", LAPLACIAN_1D, 100, s));
+  s = base, s.nev = 3, s.conv = EPS_CONV_NORM, s.tol = 1e-9;
+  PetscCall(Compare("norm convergence test", LAPLACIAN_1D, 100, s));
+  s = base, s.nev = 3, s.which = EPS_LARGEST_MAGNITUDE;
+  PetscCall(Compare("negative definite diagonal n=50, 3 largest magnitude", NEG_DEFINITE, 50, s));
+  s = base, s.nev = 1;
+  PetscCall(Compare("rank-1 dense n=40", RANK_ONE, 40, s));
+  s = base, s.nev = 2, s.ncv = 2;
+  PetscCall(Compare("n=2, nev=ncv=n", LAPLACIAN_1D, 2, s));
+  s = base, s.nev = 1;
+  PetscCall(Compare("n=1", LAPLACIAN_1D, 1, s));
+  s = base, s.nev = 5, s.ncv = 30;
+  PetscCall(Compare("n < default ncv (n=12, nev 5)", LAPLACIAN_1D, 12, s));
+
+  /* Identity and zero: every vector is an eigenvector; beta = 0 at the first step (breakdown). */
+  {
+    Mat       A;
+    PetscInt  nconv, its;
+    PetscReal eig[8], res;
+    char      detail[128];
+    s = base, s.nev = 3, s.type = EPSCUDALANCZOS;
+    PetscCall(BuildMatrix(IDENTITY, 50, &A));
+    PetscCall(RunSolve(A, &s, &nconv, eig, &res, &its));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", eig %g %g %g, residual %.1e", nconv, (double)eig[0], (double)eig[1], (double)eig[2], (double)res));
+    PetscCall(Check((PetscBool)(nconv >= 3 && PetscAbsReal(eig[0] - 1) < 1e-12 && PetscAbsReal(eig[2] - 1) < 1e-12 && res < 1e-10), "identity n=50, 3 eigenpairs", detail));
+    PetscCall(MatDestroy(&A));
+    PetscCall(BuildMatrix(ZERO, 50, &A));
+    PetscCall(RunSolve(A, &s, &nconv, eig, &res, &its));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", eig %g, residual %.1e", nconv, (double)eig[0], (double)res));
+    PetscCall(Check((PetscBool)(nconv >= 3 && eig[0] == 0 && res < 1e-12), "zero matrix n=50, 3 eigenpairs", detail));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* The caller's initial vector: an exact eigenvector of the 1-D Laplacian converges at once. */
+  {
+    Mat       A;
+    Vec       v;
+    PetscInt  i, rstart, rend, nconv, its, n = 80;
+    PetscReal eig[2], res;
+    char      detail[128];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
+    PetscCall(MatCreateVecs(A, &v, NULL));
+    PetscCall(VecGetOwnershipRange(v, &rstart, &rend));
+    for (i = rstart; i < rend; ++i) PetscCall(VecSetValue(v, i, PetscSinReal(PETSC_PI * n * (i + 1) / (n + 1)), INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(v));
+    PetscCall(VecAssemblyEnd(v));
+    s = base, s.type = EPSCUDALANCZOS, s.variant = EPS_CUDALANCZOS_THESIS, s.initial = v;
+    PetscCall(RunSolve(A, &s, &nconv, eig, &res, &its));
+    const PetscReal exact = 2 - 2 * PetscCosReal(PETSC_PI * n / (n + 1));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "its %" PetscInt_FMT ", eig %.15g (exact %.15g)", its, (double)eig[0], (double)exact));
+    PetscCall(Check((PetscBool)(nconv == 1 && its == 1 && PetscAbsReal(eig[0] - exact) < 1e-12), "initial vector = eigenvector converges in one step", detail));
+    PetscCall(VecDestroy(&v));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* Bad input: a PETSc error, never a crash or a wrong answer. */
+  PetscCall(ExpectError("NHEP is refused", LAPLACIAN_1D, 30, EPS_NHEP, 1, PETSC_DEFAULT, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
+  PetscCall(ExpectError("ncv < nev+1 is refused", LAPLACIAN_1D, 30, EPS_HEP, 5, 5, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
+  PetscCall(ExpectError("thesis variant with nev=2 is refused", LAPLACIAN_1D, 30, EPS_HEP, 2, PETSC_DEFAULT, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THESIS, NULL));
+  PetscCall(ExpectError("which = all is refused", LAPLACIAN_1D, 30, EPS_HEP, 1, PETSC_DEFAULT, EPS_ALL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
+  PetscCall(ExpectError("a nonsymmetric matrix fails the symmetry probe", NONSYMMETRIC, 40, EPS_HEP, 1, PETSC_DEFAULT, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
+  if (!has_cuda_device)
+    PetscCall(ExpectError("backend cuda without a usable GPU is refused", LAPLACIAN_1D, 30, EPS_HEP, 1, PETSC_DEFAULT, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, "cuda"));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
+  PetscCall(SlepcFinalize());
+  return failures ? 1 : 0;
+}
