@@ -74,6 +74,8 @@ SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetDevice(EPS, PetscInt);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetDevice(EPS, PetscInt *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetCheckSymmetry(EPS, PetscBool);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS, PetscBool *);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetVerify(EPS, PetscBool);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetVerify(EPS, PetscBool *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS, const char **);
 
 #endif

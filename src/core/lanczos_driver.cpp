@@ -158,12 +158,13 @@ private:
 
   // Breakdown: column `col` is replaced by a random unit vector orthogonal to columns 0..k-1. Returns
   // false when no such vector exists numerically (the basis spans the whole space).
-  bool fresh_direction(int k, int col)
+  bool fresh_direction(int k, int col, bool breakdown = true)
   {
-    ++breakdowns_;
+    if (breakdown) ++breakdowns_;
+    ++fresh_;
     std::vector<double> h;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      b_.set_random(col, s_.seed + 0x9e37ULL * static_cast<std::uint64_t>(breakdowns_ * 3 + attempt + 1));
+      b_.set_random(col, s_.seed + 0x9e37ULL * static_cast<std::uint64_t>(fresh_ * 3 + attempt + 1));
       double before = 0;
       bool lost = false;
       const double after = orthogonalize(k, col, h, before, lost);
@@ -226,14 +227,23 @@ private:
   // After m steps: A V_m = V_m S + beta v_m e_m^T, S symmetric: diagonal on the locked part, arrowhead
   // plus tridiagonal on the active part. S's active block is diagonalized, the best Ritz vectors kept,
   // converged ones locked (their coupling dropped: it is below tol), and the recurrence resumes.
+  //
+  // Multiplicities: a Krylov space grown from one vector holds one direction of each eigenspace, so a
+  // second copy of an eigenvalue only appears through rounding, if at all. With Settings::verify, once
+  // nev pairs have converged the search goes on from a fresh random vector orthogonal to everything
+  // locked, until the best Ritz value of that complement has converged and is worse than the nev-th
+  // wanted value; a round that found new wanted values is followed by another.
   Result thick_restart()
   {
     const int m = s_.ncv;
     S_.assign(static_cast<std::size_t>(m) * m, 0.0);
     auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
+    auto key = [&](double value) { return badness(s_, c_.eigenvalue(value)); };
     int locked = 0;  // columns 0..locked-1: converged, final
     int start = 0;   // first column whose step is still to be taken
     double beta = 0; // coupling of the last column to the residual direction v_m
+    bool verifying = false;
+    int found = 0; // wanted values found in the current verification round
     std::vector<double> locked_theta, locked_err;
     Result r;
     std::vector<double> theta_all, err_all;
@@ -268,7 +278,7 @@ private:
         const int i = order[q];
         const double res = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
         err[q] = c_.error(w[i] - s_.shift, res);
-        if (leading && err[q] < s_.tol && locked + newconv < m) ++newconv;
+        if (leading && err[q] < s_.tol) ++newconv;
         else leading = false;
       }
       const int nconv = locked + newconv;
@@ -281,17 +291,44 @@ private:
       }
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), m);
 
-      bool done = nconv >= s_.nev || exhausted;
-      if (nconv >= s_.nev) r.reason = Reason::Converged;
-      else if (exhausted) r.reason = Reason::Breakdown;
-      else if (c_.stop && c_.stop(r.its, nconv)) r.reason = Reason::UserStop, done = true;
-      else if (r.its >= s_.max_it) r.reason = Reason::MaxIterations, done = true;
+      bool done = false, inject = false;
+      if (exhausted) {
+        done     = true;
+        r.reason = nconv >= s_.nev ? Reason::Converged : Reason::Breakdown;
+      } else if (nconv >= s_.nev && verifying) {
+        // Wanted so far: the nev best locked values. The round ends when the best Ritz value of the
+        // complement has converged and is worse than all of them.
+        std::vector<double> keys;
+        for (double t : locked_theta) keys.push_back(key(t));
+        std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
+        const double worst = keys[s_.nev - 1];
+        const double slack = s_.tol * std::max(std::abs(worst), anorm_);
+        for (int q = 0; q < newconv; ++q)
+          if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
+        const bool complete = newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack;
+        if (complete && found == 0) done = true, r.reason = Reason::Converged;
+        else if (complete) inject = true; // new wanted values turned up: look once more
+        else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
+      } else if (nconv >= s_.nev) {
+        if (!s_.verify || m - nconv < 2) done = true, r.reason = Reason::Converged;
+        else verifying = inject = true;
+      } else if (c_.stop && c_.stop(r.its, nconv)) {
+        done = true, r.reason = Reason::UserStop;
+      } else if (r.its >= s_.max_it) {
+        done = true, r.reason = Reason::MaxIterations;
+      }
+      if (inject) {
+        found = 0;
+        if (m - nconv < 2) done = true, r.reason = Reason::Converged; // no room left for a complement
+      }
 
       // How many Ritz vectors of the active block to keep: the newly converged plus half the rest
-      // (SLEPc's Krylov-Schur default), at least one, and room for one more step.
-      int keep = done ? std::max(newconv, std::min(na, s_.nev - locked))
-                      : newconv + std::max(1, (na - newconv) / 2);
-      keep = std::min(keep, done ? na : na - 1);
+      // (SLEPc's Krylov-Schur default), at least one, and room for one more step. A verification
+      // round keeps only the converged ones and starts the complement afresh.
+      int keep;
+      if (done) keep = std::min(na, std::max(newconv, s_.nev - locked));
+      else if (inject) keep = newconv;
+      else keep = std::min(na - 1, newconv + std::max(1, (na - newconv) / 2));
 
       // V[:, locked:locked+keep] = V[:, locked:m] Y(:, order[0:keep]); the identity on the locked part.
       const int kcols = locked + keep;
@@ -303,30 +340,64 @@ private:
       b_.rotate(m, kcols, Q.data(), m);
 
       if (done) {
-        // Columns 0..kcols-1: the converged pairs first, then the best approximations, as `which` orders them.
-        r.nconv = nconv;
+        r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+        sort_converged(r, key);
         return r;
       }
 
-      // Restart: the residual direction v_m becomes column kcols; the arrow couples it to the kept
-      // non-locked Ritz vectors; newly converged ones are locked with their coupling dropped.
-      b_.copy_column(m, kcols);
+      // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
+      // orthogonal to the locked ones) becomes column kcols; the arrow couples it to the kept non-locked
+      // Ritz vectors; newly converged ones are locked with their coupling dropped.
       std::fill(S_.begin(), S_.end(), 0.0);
-      for (int i = 0; i < locked; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
-      for (int q = 0; q < keep; ++q) {
-        const int i = order[q];
-        Sij(locked + q, locked + q) = w[i];
-        if (q >= newconv) Sij(locked + q, kcols) = Sij(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
-      }
       for (int q = 0; q < newconv; ++q) {
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
       }
+      for (int i = 0; i < nconv; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
+      if (inject) {
+        if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
+          r.nconv  = nconv;
+          r.reason = Reason::Converged;
+          r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
+          r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+          sort_converged(r, key);
+          return r;
+        }
+      } else {
+        b_.copy_column(m, kcols);
+        for (int q = newconv; q < keep; ++q) {
+          const int i = order[q];
+          Sij(locked + q, locked + q) = w[i];
+          Sij(locked + q, kcols) = Sij(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
+        }
+      }
       locked = nconv;
-      start = kcols;
+      start  = kcols;
     }
+  }
+
+  // Puts the converged pairs (columns 0..nconv-1) in the order of `which`: locking and verification
+  // rounds append them in the order they converged.
+  template <class Key> void sort_converged(Result &r, Key key)
+  {
+    const int k = r.nconv;
+    std::vector<int> perm(k);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return key(r.eigenvalues[a]) < key(r.eigenvalues[b]); });
+    bool identity = true;
+    for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
+    if (identity) return;
+    std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
+    for (int j = 0; j < k; ++j) {
+      P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
+      ev[j] = r.eigenvalues[perm[j]];
+      er[j] = r.errors[perm[j]];
+    }
+    b_.rotate(k, k, P.data(), k);
+    std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
+    std::copy(er.begin(), er.end(), r.errors.begin());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -418,6 +489,7 @@ private:
   std::vector<double> S_;    // projected matrix (thick restart), ncv x ncv column-major
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
+  int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
 };
 
 } // namespace

@@ -41,6 +41,10 @@ struct Settings {
   int max_it = 100;    ///< restarts (thick restart) or Lanczos steps (thesis)
   std::uint64_t seed = 0x5eedULL; ///< random start and breakdown vectors
   bool initial_vector = false;    ///< basis column 0 already holds the caller's start vector
+  /// Thick restart: once nev pairs converged, search the complement of the locked vectors from a fresh
+  /// random vector for copies of multiple eigenvalues that a single Krylov space cannot see. Costs the
+  /// convergence of one more Ritz value; off reproduces plain thick restart.
+  bool verify = true;
 };
 
 struct Callbacks {

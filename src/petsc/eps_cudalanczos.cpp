@@ -189,6 +189,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
+  s.verify              = ctx->verify ? true : false;
 
   cb.error = [&](double theta, double res) {
     PetscReal err = res;
@@ -211,7 +212,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     }
     if (!cberr) cberr = EPSMonitor(eps, its, nconv, eps->eigr, eps->eigi, eps->errest, k);
   };
-  cb.stop = [&](int its, int nconv) {
+  // EPSStoppingBasic (max_it, nconv >= nev) is what the driver does itself; only a user's test is called.
+  if (eps->stopping != EPSStoppingBasic) cb.stop = [&](int its, int nconv) {
     EPSConvergedReason reason = EPS_CONVERGED_ITERATING;
     if (!cberr) cberr = (*eps->stopping)(eps, its, eps->max_it, nconv, eps->nev, &reason, eps->stoppingctx);
     return cberr != 0 || reason != EPS_CONVERGED_ITERATING;
@@ -304,6 +306,9 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
   PetscCall(PetscOptionsBool("-eps_cudalanczos_check_symmetry", "Probe the operator for symmetry before solving",
                              "EPSCUDALanczosSetCheckSymmetry", ctx->check_symmetry, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, b));
+  PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
+                             "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
 }
@@ -319,6 +324,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   const bool thesis = ctx->variant == EPS_CUDALANCZOS_THESIS;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
+  if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
                                    EPSCUDALanczosKernelsTypes[ctx->kernels]));
   if (ctx->solved) {
@@ -362,6 +368,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetDevice_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetCheckSymmetry_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVerify_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", nullptr));
   PetscFunctionReturn(0);
 }
@@ -387,6 +395,7 @@ CUDALANCZOS_ACCESSORS(Backend, EPSCUDALanczosBackend, backend)
 CUDALANCZOS_ACCESSORS(Kernels, EPSCUDALanczosKernels, kernels)
 CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
 CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
+CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
 #undef CUDALANCZOS_ACCESSORS
 
 PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **name)
@@ -430,6 +439,8 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetDevice_C", EPSCUDALanczosGetDevice_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetCheckSymmetry_C", EPSCUDALanczosSetCheckSymmetry_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", EPSCUDALanczosGetCheckSymmetry_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVerify_C", EPSCUDALanczosSetVerify_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", EPSCUDALanczosGetVerify_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", EPSCUDALanczosGetBackendInUse_CUDALanczos));
   PetscFunctionReturn(0);
 }

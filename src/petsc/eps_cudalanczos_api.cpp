@@ -326,6 +326,63 @@ PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS eps, PetscBool *value)
   PetscFunctionReturn(0);
 }
 
+/*@
+   EPSCUDALanczosSetVerify - Sets whether, once nev eigenpairs have converged, the solver searches the
+   complement of the converged vectors for missed copies of multiple eigenvalues.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - PETSC_TRUE (default) to search
+
+   Options Database Key:
+.  -eps_cudalanczos_verify <bool> - Sets the verification
+
+   Notes:
+   A Krylov space grown from one start vector holds one direction of each eigenspace, so plain
+   (thick-restart) Lanczos sees a multiple eigenvalue once, unless rounding errors bring the other copies in.
+   The verification continues from a fresh random vector orthogonal to the converged ones until the best
+   remaining Ritz value has converged and is not wanted. It costs the convergence of one more eigenvalue;
+   turn it off when the spectrum is known to be simple and speed matters.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetVerify()
+@*/
+PetscErrorCode EPSCUDALanczosSetVerify(EPS eps, PetscBool value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetVerify_C", (EPS, PetscBool), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetVerify - Gets whether the multiplicity verification is on.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the current value
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetVerify()
+@*/
+PetscErrorCode EPSCUDALanczosGetVerify(EPS eps, PetscBool *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetVerify_C", (EPS, PetscBool *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
 /*@C
    EPSCUDALanczosGetBackendInUse - Gets the name of the backend the last EPSSolve() ran on ("host", "cuda"),
    or "none" before the first solve.

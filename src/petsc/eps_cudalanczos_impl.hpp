@@ -25,6 +25,7 @@ struct EPS_CUDALANCZOS {
   EPSCUDALanczosKernels  kernels        = EPS_CUDALANCZOS_KERNELS_DEFAULT;
   PetscInt               device         = -1; // < 0: node-local rank modulo the device count
   PetscBool              check_symmetry = PETSC_FALSE;
+  PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
 
   // the matrix on the device, rebuilt only when the Mat or its object state changes
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
