@@ -271,13 +271,13 @@ private:
 
       // Residual of Ritz pair i: ||A x_i - theta_i x_i|| = |beta * y_i(last)|. Count the leading
       // converged ones (in the order of `which`, stopping at the first that is not).
-      std::vector<double> err(na);
+      std::vector<double> err(na), res(na);
       int newconv = 0;
       bool leading = true;
       for (int q = 0; q < na; ++q) {
         const int i = order[q];
-        const double res = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
-        err[q] = c_.error(w[i] - s_.shift, res);
+        res[q] = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
+        err[q] = c_.error(w[i] - s_.shift, res[q]);
         if (leading && err[q] < s_.tol) ++newconv;
         else leading = false;
       }
@@ -305,7 +305,12 @@ private:
         const double slack = s_.tol * std::max(std::abs(worst), anorm_);
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        const bool complete = newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack;
+        // Complete when a converged Ritz value of the complement is worse than every wanted one, or when
+        // the best Ritz value's residual interval [theta - r, theta + r] (which holds an eigenvalue) lies
+        // entirely on the unwanted side: with a random start, a better eigenvalue in the complement would
+        // have drawn the extreme Ritz value to it first. This spares converging a value inside a cluster.
+        const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
+                              (newconv == 0 && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
         if (complete && found == 0) done = true, r.reason = Reason::Converged;
         else if (complete) inject = true; // new wanted values turned up: look once more
         else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
