@@ -78,4 +78,13 @@ SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetVerify(EPS, PetscBool);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetVerify(EPS, PetscBool *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS, const char **);
 
+
+/*
+   CUDA MatShells: matrices whose data (or multiply) lives on the GPU. MatMult with ordinary host Vecs
+   copies in and out; EPSCUDALANCZOS recognizes them and applies them on the device without copies.
+*/
+typedef PetscErrorCode (*MatCUDALanczosDeviceMult)(void *ctx, const PetscScalar *x, PetscScalar *y, void *stream);
+SLEPC_EXTERN PetscErrorCode MatCreateCUDALanczos(Mat, Mat *);
+SLEPC_EXTERN PetscErrorCode MatCreateCUDALanczosShell(MPI_Comm, PetscInt, PetscInt, MatCUDALanczosDeviceMult, void *, Mat *);
+
 #endif

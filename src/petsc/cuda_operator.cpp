@@ -64,6 +64,16 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   ctx->op_mat = nullptr;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) PetscFunctionReturn(0); // row-distributed device operators: the multi-GPU work
+  // A CUDA MatShell (cuda_matshell.cpp) already holds its operator on the device.
+  PetscErrorCode (*getop)(Mat, std::shared_ptr<const void> *) = nullptr;
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatCUDALanczosGetOperator_C", &getop));
+  if (getop) {
+    PetscCall(getop(A, &ctx->device_op));
+    ctx->op_mat     = A;
+    ctx->op_state   = state;
+    ctx->op_kernels = (int)ctx->kernels;
+    PetscFunctionReturn(0);
+  }
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &isdense));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &isaij));
   if (!isdense && !isaij) PetscFunctionReturn(0);
@@ -135,7 +145,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 #if defined(CUDALANCZOS_HAVE_CUDA)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   int              count = 0, device = 0;
-  PetscBool        shared, isshift;
+  PetscBool        shared = PETSC_FALSE, isshift;
   Mat              A;
 
   PetscFunctionBegin;
@@ -158,6 +168,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   config.reduce      = std::move(reduce);
   auto op            = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(ctx->device_op);
   if (op) {
+    config.device = device = op->device(); // a CUDA MatShell may live on another device than the default pick
     // The uploaded matrix is A; the operator of STSHIFT is A - sigma I: the driver subtracts sigma.
     PetscScalar sigma;
     PetscCall(STGetShift(eps->st, &sigma));

@@ -1,0 +1,346 @@
+// The CUDA backend: the basis in device memory, every operation queued on one stream.
+//
+// Per Lanczos step the only host traffic is the k + 1 reduced scalars of project() and the one of
+// subtract() (device -> pinned host buffer, then Reducer), plus the k coefficients going down for
+// subtract()/combine() through a pinned staging buffer. Everything is allocated in resize_basis() or
+// the constructor; the per-step operations allocate nothing.
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/kernels.cuh"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace cudalanczos::cuda {
+namespace {
+
+// Vector operations for KernelFlavor::Default: the fused custom kernels read w once per project or
+// subtract where cuBLAS needs gemv + dot (two passes); bench/results has the per-operation timings.
+constexpr KernelFlavor kVectorDefault = KernelFlavor::Custom;
+
+// rotate() multiplies V[:,0:k] Q in blocks of rows into a workspace of at most this many doubles, so
+// the workspace stays small however long the vectors are.
+constexpr std::size_t kRotateWorkspaceDoubles = std::size_t(1) << 23; // 64 MiB
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const BackendConfig &config, std::shared_ptr<const DeviceOperator> op, HostApply host_apply)
+      : n_(config.local_size), global_(config.global_size), offset_(config.row_offset), op_(std::move(op)),
+        host_apply_(std::move(host_apply)), reduce_(config.reduce ? config.reduce : serial_reducer()),
+        flavor_(config.flavor == KernelFlavor::Default ? kVectorDefault : config.flavor)
+    {
+    if (n_ < 0 || global_ < n_ || offset_ < 0 || offset_ + n_ > global_)
+      throw Error("make_cuda_backend: inconsistent sizes (local " + std::to_string(n_) + ", global " +
+                  std::to_string(global_) + ", offset " + std::to_string(offset_) + ")");
+    if (!op_ && !host_apply_) throw Error("make_cuda_backend: neither a device operator nor a host apply function");
+    if (config.device >= 0) {
+      if (config.device >= device_count())
+        throw Error("make_cuda_backend: device " + std::to_string(config.device) + " requested, " +
+                    std::to_string(device_count()) + " present");
+      CUDALANCZOS_CHECK(cudaSetDevice(config.device)); // the PETSc layer's later CUDA calls land here too
+    }
+    CUDALANCZOS_CHECK(cudaGetDevice(&device_));
+    if (op_) {
+      if (op_->rows() != n_ || op_->cols() != n_)
+        throw Error("make_cuda_backend: the operator is " + std::to_string(op_->rows()) + "x" +
+                    std::to_string(op_->cols()) + " but the backend holds " + std::to_string(n_) +
+                    " local rows (an operator over several ranks must gather x itself: make_callback_operator)");
+      if (op_->device() != device_)
+        throw Error("make_cuda_backend: the operator lives on device " + std::to_string(op_->device()) +
+                    ", the backend on device " + std::to_string(device_));
+    }
+    // Column stride: a multiple of 32 doubles, so every column starts on a 256-byte boundary and the
+    // kernels can use 16-byte loads whatever n is.
+    ldv_ = (n_ + 31) / 32 * 32;
+    stream_ = make_stream();
+    stage_done_ = make_event();
+    cublas_ = make_cublas(stream_.get());
+    constants_ = DeviceBuffer<double>(3, "cuBLAS constants");
+    const double c[3] = {1.0, 0.0, -1.0};
+    CUDALANCZOS_CHECK(cudaMemcpy(constants_.data(), c, sizeof c, cudaMemcpyHostToDevice));
+    if (!op_) {
+      host_x_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply input");
+      host_y_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply output");
+    }
+  }
+
+  ~CudaBackend() override
+  {
+    // Queued work may still read the buffers (or write the pinned ones): let it finish first.
+    if (stream_) CUDALANCZOS_CHECK_NOTHROW(cudaStreamSynchronize(stream_.get()));
+  }
+
+  std::string name() const override { return "cuda"; }
+  index_t local_size() const override { return n_; }
+  index_t global_size() const override { return global_; }
+  int basis_columns() const override { return ncols_; }
+
+  void resize_basis(int ncols) override
+  {
+    if (ncols < 0) throw Error("CudaBackend::resize_basis: negative column count");
+    ScopedDevice guard(device_);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    // Release first, then allocate: the peak is the new size, not old + new.
+    basis_.reset();
+    partials_.reset();
+    rotate_ws_.reset();
+    ncols_ = 0;
+    const std::size_t nc = static_cast<std::size_t>(ncols);
+    basis_ = DeviceBuffer<double>(nc * static_cast<std::size_t>(ldv_), "Lanczos basis");
+    partials_ = DeviceBuffer<double>(kernels::reduction_workspace_doubles(ncols), "reduction workspace");
+    scalars_ = DeviceBuffer<double>(nc + 1, "reduced scalars");
+    coef_ = DeviceBuffer<double>(std::max<std::size_t>(nc, 1), "coefficients");
+    q_ = DeviceBuffer<double>(nc * nc, "rotation matrix");
+    host_scalars_ = PinnedBuffer<double>(nc + 1, "reduced scalars (host)");
+    host_stage_ = PinnedBuffer<double>(std::max<std::size_t>(nc, 1), "coefficient staging");
+    rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceDoubles / nc));
+    rotate_ws_ = DeviceBuffer<double>(static_cast<std::size_t>(rotate_rows_) * nc, "rotate workspace");
+    ncols_ = ncols;
+  }
+
+  void set_random(int j, std::uint64_t seed) override
+  {
+    check_column(j);
+    ScopedDevice guard(device_);
+    kernels::set_random(n_, seed, offset_, col(j), stream_.get());
+  }
+
+  void set_column(int j, const double *x) override
+  {
+    check_column(j);
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(col(j), x, bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+    // x is the caller's and may be page-locked (then the copy is truly asynchronous): wait for it.
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  void get_column(int j, double *x) const override
+  {
+    check_column(j);
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(x, col(j), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  void apply_operator(int src, int dst) override
+  {
+    check_column(src);
+    check_column(dst);
+    if (src == dst) throw Error("CudaBackend::apply_operator: src and dst must differ");
+    ScopedDevice guard(device_);
+    if (op_) {
+      op_->apply(col(src), col(dst), stream_.get());
+      return;
+    }
+    // Fallback for an operator that only exists on the host: down, apply, up. The pinned buffers make
+    // both copies DMA; host_y_ is only rewritten after the next synchronize, so its upload is safe.
+    if (n_ > 0)
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(host_x_.data(), col(src), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    host_apply_(host_x_.data(), host_y_.data());
+    if (n_ > 0)
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+  }
+
+  void project(int first, int k, int c, double *out) override
+  {
+    check_column(c);
+    check_range(first, k);
+    ScopedDevice guard(device_);
+    if (n_ == 0) {
+      std::fill(out, out + k + 1, 0.0);
+    } else {
+      if (flavor_ == KernelFlavor::Custom) {
+        // out[0..k-1] = V^T w and out[k] = w.w in one pass over w
+        kernels::multi_dot(n_, k, col(first), ldv_, col(c), scalars_.data(), partials_.data(), stream_.get());
+      } else {
+        CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+        if (k > 0) // out[0..k-1] = V^T w
+          CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_T, n_, k, one(), col(first), ldv_, col(c), 1, zero(),
+                                           scalars_.data(), 1));
+        CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data() + k)); // w.w
+      }
+      fetch_scalars(k + 1, out);
+    }
+    reduce_(out, k + 1);
+  }
+
+  double subtract(int first, int k, const double *coef, int c) override
+  {
+    check_column(c);
+    check_range(first, k);
+    if (k > 0 && c >= first && c < first + k)
+      throw Error("CudaBackend::subtract: column " + std::to_string(c) + " is among the columns subtracted");
+    ScopedDevice guard(device_);
+    double s = 0.0;
+    if (n_ > 0) {
+      if (k > 0) stage_coefficients(coef, k);
+      if (flavor_ == KernelFlavor::Custom) {
+        // w -= V coef; s = w.w, in one pass over w
+        kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
+                                stream_.get());
+      } else {
+        CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+        if (k > 0) // w = w - V coef
+          CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(),
+                                           1, one(), col(c), 1));
+        CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w.w
+      }
+      fetch_scalars(1, &s);
+    }
+    reduce_(&s, 1);
+    return s;
+  }
+
+  void scale(int c, double alpha) override
+  {
+    check_column(c);
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    if (flavor_ == KernelFlavor::Custom) {
+      kernels::scale(n_, alpha, col(c), stream_.get());
+    } else {
+      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+      CUDALANCZOS_CHECK(cublasDscal_64(cublas_.get(), n_, &alpha, col(c), 1));
+    }
+  }
+
+  void combine(int first, int k, const double *coef, int dst) override
+  {
+    check_column(dst);
+    check_range(first, k);
+    if (k > 0 && dst >= first && dst < first + k)
+      throw Error("CudaBackend::combine: destination " + std::to_string(dst) + " is among the columns combined");
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    if (k == 0) { // an empty sum; cuBLAS would return without touching dst
+      CUDALANCZOS_CHECK(cudaMemsetAsync(col(dst), 0, bytes(n_), stream_.get()));
+      return;
+    }
+    stage_coefficients(coef, k);
+    if (flavor_ == KernelFlavor::Custom) {
+      kernels::combine(n_, k, col(first), ldv_, coef_.data(), col(dst), stream_.get()); // dst = V coef
+    } else {
+      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, one(), col(first), ldv_, coef_.data(), 1, zero(),
+                                       col(dst), 1));
+    }
+  }
+
+  void rotate(int k, int m, const double *Q, int ldq) override
+  {
+    if (m < 0 || m > k || ldq < k) throw Error("CudaBackend::rotate: need m <= k <= ldq");
+    if (k > 0) check_column(k - 1);
+    ScopedDevice guard(device_);
+    if (m == 0 || n_ == 0) return;
+    // Q (k x m) to the device, packed with leading dimension k. Rotations are rare (one per restart),
+    // so waiting for the copy is cheaper than a staging buffer of ncols^2 pinned doubles.
+    CUDALANCZOS_CHECK(cudaMemcpy2DAsync(q_.data(), k * sizeof(double), Q, ldq * sizeof(double), k * sizeof(double), m,
+                                        cudaMemcpyHostToDevice, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    // Row block by row block: W = V[r, 0:k] Q, then V[r, 0:m] = W. Rows of the result depend only on
+    // the same rows of V, so overwriting block by block is safe. cuBLAS for both flavors: this is a
+    // true matrix product, where cuBLAS's dgemm is the thing to use.
+    CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+    const double one = 1.0, zero = 0.0;
+    for (index_t r = 0; r < n_; r += rotate_rows_) {
+      const index_t rb = std::min(rotate_rows_, n_ - r);
+      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, m, k, &one, basis_.data() + r, ldv_,
+                                       q_.data(), k, &zero, rotate_ws_.data(), rb));
+      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(basis_.data() + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
+                                          rb * sizeof(double), m, cudaMemcpyDeviceToDevice, stream_.get()));
+    }
+  }
+
+  void copy_column(int src, int dst) override
+  {
+    check_column(src);
+    check_column(dst);
+    ScopedDevice guard(device_);
+    if (n_ == 0 || src == dst) return;
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), col(src), bytes(n_), cudaMemcpyDeviceToDevice, stream_.get()));
+  }
+
+  void synchronize() override
+  {
+    ScopedDevice guard(device_);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+private:
+  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(double); }
+  double *col(int j) const { return basis_.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(ldv_); }
+  const double *one() const { return constants_.data(); }
+  const double *zero() const { return constants_.data() + 1; }
+  const double *minus_one() const { return constants_.data() + 2; }
+
+  void check_column(int j) const
+  {
+    if (j < 0 || j >= ncols_)
+      throw Error("CudaBackend: column " + std::to_string(j) + " outside the basis of " + std::to_string(ncols_));
+  }
+  void check_range(int first, int k) const
+  {
+    if (k < 0) throw Error("CudaBackend: negative column count");
+    if (k > 0) {
+      check_column(first);
+      check_column(first + k - 1);
+    }
+  }
+
+  /// coef[0..k-1] to coef_ on the device, through the pinned staging buffer. The buffer is rewritten
+  /// only once the previous upload from it has completed (usually long ago: project/subtract wait).
+  void stage_coefficients(const double *coef, int k)
+  {
+    CUDALANCZOS_CHECK(cudaEventSynchronize(stage_done_.get()));
+    std::memcpy(host_stage_.data(), coef, bytes(k));
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(coef_.data(), host_stage_.data(), bytes(k), cudaMemcpyHostToDevice, stream_.get()));
+    CUDALANCZOS_CHECK(cudaEventRecord(stage_done_.get(), stream_.get()));
+  }
+
+  /// The `count` reduced scalars from the device to `out`: the one host round trip of a step.
+  void fetch_scalars(int count, double *out)
+  {
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(host_scalars_.data(), scalars_.data(), bytes(count), cudaMemcpyDeviceToHost,
+                                      stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    std::memcpy(out, host_scalars_.data(), bytes(count));
+  }
+
+  index_t n_, global_, offset_;
+  index_t ldv_ = 0;
+  int ncols_ = 0;
+  int device_ = 0;
+  std::shared_ptr<const DeviceOperator> op_;
+  HostApply host_apply_;
+  Reducer reduce_;
+  KernelFlavor flavor_;
+
+  Stream stream_;
+  Event stage_done_;
+  CublasHandle cublas_;
+  DeviceBuffer<double> constants_; // 1, 0, -1 for cuBLAS calls in device pointer mode
+  DeviceBuffer<double> basis_;     // ncols_ columns of stride ldv_
+  DeviceBuffer<double> partials_;  // per-block partial sums of the reductions
+  DeviceBuffer<double> scalars_;   // the reduced scalars of project/subtract, before they go to the host
+  DeviceBuffer<double> coef_;      // coefficients of subtract/combine
+  DeviceBuffer<double> q_;         // rotate's Q, packed k x m
+  DeviceBuffer<double> rotate_ws_; // rotate_rows_ x ncols_
+  index_t rotate_rows_ = 0;
+  PinnedBuffer<double> host_scalars_, host_stage_;
+  PinnedBuffer<double> host_x_, host_y_; // the host-apply fallback
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::shared_ptr<const DeviceOperator> op,
+                                           HostApply host_apply)
+{
+  return std::make_unique<CudaBackend>(config, std::move(op), std::move(host_apply));
+}
+
+} // namespace cudalanczos::cuda

@@ -1,0 +1,678 @@
+// The custom kernels (see kernels.cuh for what each computes).
+//
+// Every kernel here is memory-bound: a gemv does 2 flops per 8-byte matrix entry, a dot 2 per 16 bytes.
+// So the habits are the bandwidth ones: 16-byte loads coalesced across the warp wherever alignment
+// allows, about eight independent loads in flight per thread before the first use, one pass over each
+// operand (fused stages), grids sized from the multiprocessor count, and reductions that add in a
+// fixed order so that two runs on the same data give the same bits.
+#include "cuda/kernels.cuh"
+
+#include "core/random.hpp"
+#include "cuda/cuda_check.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace cudalanczos::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;             // every kernel: 8 warps, enough for one block to hide latency
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxPartials = 1024;        // blocks in a reduction's first pass (bounds the workspace)
+constexpr int kDotColumns = 8;            // columns of V per multi-dot block: 9 accumulators in registers
+constexpr int kGemvTile = 512;            // entries of x staged in shared memory per step (4 KB)
+constexpr int kGemvMinColumns = 64;       // a block takes at least 64 columns (8 per warp) of a split
+constexpr int kGemvDefaultRowGroups = 1;  // 64 rows per block tile; see bench/results for the choice
+
+// --- launch geometry --------------------------------------------------------------------------------
+
+struct Limits {
+  int sm_count = 0;
+  int max_threads_per_sm = 0;
+};
+
+/// The current device's multiprocessor count and thread limit, read once per device.
+Limits current_limits()
+{
+  static std::mutex mutex;
+  static std::map<int, Limits> cache;
+  int device = 0;
+  CUDALANCZOS_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it == cache.end()) {
+    Limits l;
+    CUDALANCZOS_CHECK(cudaDeviceGetAttribute(&l.sm_count, cudaDevAttrMultiProcessorCount, device));
+    CUDALANCZOS_CHECK(cudaDeviceGetAttribute(&l.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    it = cache.emplace(device, l).first;
+  }
+  return it->second;
+}
+
+/// Blocks of kThreads that fill the device once (every multiprocessor at its thread limit).
+int full_wave_blocks()
+{
+  const Limits l = current_limits();
+  return std::max(1, l.sm_count * (l.max_threads_per_sm / kThreads));
+}
+
+/// Blocks for a grid-stride loop over `items`: never more than one full wave (each thread then loops,
+/// which keeps several loads in flight), never more than the items need.
+int grid_for(index_t items, int cap = 1 << 30)
+{
+  const index_t needed = (items + kThreads - 1) / kThreads;
+  return static_cast<int>(std::max<index_t>(1, std::min<index_t>({needed, full_wave_blocks(), cap})));
+}
+
+bool aligned16(const void *p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+// --- device helpers -----------------------------------------------------------------------------------
+
+__device__ __forceinline__ double warp_sum(double v)
+{
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+/// W consecutive doubles through the read-only path (16 bytes at once for W = 2: p 16-byte aligned).
+template <int W>
+__device__ __forceinline__ void load_ro(const double *p, double (&v)[W])
+{
+  if constexpr (W == 2) {
+    const double2 t = __ldg(reinterpret_cast<const double2 *>(p));
+    v[0] = t.x;
+    v[1] = t.y;
+  } else {
+    v[0] = __ldg(p);
+  }
+}
+
+/// The same through the ordinary path, for data this kernel also writes.
+template <int W>
+__device__ __forceinline__ void load_rw(const double *p, double (&v)[W])
+{
+  if constexpr (W == 2) {
+    const double2 t = *reinterpret_cast<const double2 *>(p);
+    v[0] = t.x;
+    v[1] = t.y;
+  } else {
+    v[0] = *p;
+  }
+}
+
+template <int W>
+__device__ __forceinline__ void store(double *p, const double (&v)[W])
+{
+  if constexpr (W == 2) {
+    *reinterpret_cast<double2 *>(p) = make_double2(v[0], v[1]);
+  } else {
+    *p = v[0];
+  }
+}
+
+// --- (a) dense gemv -----------------------------------------------------------------------------------
+
+// Block: 8 warps on one tile of 32*W*RG rows. Each lane owns W consecutive rows in each of RG groups
+// of 32*W rows, so a warp reads 32*W*8 contiguous bytes per column per group: whole 128-byte lines.
+// Warp w takes the columns w, w+8, w+16, ... of each x tile, kUnroll columns at a time, so that
+// every lane has 8 loads of W doubles in flight before the first multiply. At the end the 8 warps'
+// row sums meet in shared memory (Fujimoto's per-block row reduction).
+template <int W, int RG>
+__global__ void __launch_bounds__(kThreads) dense_gemv_kernel(index_t rows, index_t cols, const double *__restrict__ A,
+                                                              index_t lda, const double *__restrict__ x,
+                                                              double *__restrict__ y, index_t chunk,
+                                                              double *__restrict__ partial,
+                                                              unsigned *__restrict__ counters)
+{
+  constexpr int kRowsPerLane = W * RG;
+  constexpr int kGroupRows = 32 * W;
+  constexpr int kTileRows = 32 * kRowsPerLane;
+  constexpr int kUnroll = 8 / RG;
+  __shared__ double xs[kGemvTile];
+  __shared__ double red[kWarps][kTileRows];
+  __shared__ bool last_block;
+
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const index_t row0 = static_cast<index_t>(blockIdx.x) * kTileRows;
+  const bool full_tile = row0 + kTileRows <= rows;
+  const index_t c_begin = static_cast<index_t>(blockIdx.y) * chunk;
+  const index_t c_end = min(cols, c_begin + chunk);
+  const double *A_lane = A + row0 + lane * W;
+
+  double acc[kRowsPerLane];
+#pragma unroll
+  for (int i = 0; i < kRowsPerLane; ++i) acc[i] = 0.0;
+
+  for (index_t t0 = c_begin; t0 < c_end; t0 += kGemvTile) {
+    const int tn = static_cast<int>(min(static_cast<index_t>(kGemvTile), c_end - t0));
+    __syncthreads(); // every warp is done with the previous x tile
+    for (int j = threadIdx.x; j < tn; j += kThreads) xs[j] = __ldg(x + t0 + j);
+    __syncthreads();
+    if (full_tile) {
+      const double *A_tile = A_lane + t0 * lda;
+      int j = warp;
+      for (; j + (kUnroll - 1) * kWarps < tn; j += kUnroll * kWarps) {
+        double a[kUnroll][RG][W];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const double *col = A_tile + static_cast<index_t>(j + u * kWarps) * lda;
+#pragma unroll
+          for (int g = 0; g < RG; ++g) load_ro<W>(col + g * kGroupRows, a[u][g]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const double xv = xs[j + u * kWarps];
+#pragma unroll
+          for (int g = 0; g < RG; ++g)
+#pragma unroll
+            for (int e = 0; e < W; ++e) acc[g * W + e] = fma(a[u][g][e], xv, acc[g * W + e]);
+        }
+      }
+      for (; j < tn; j += kWarps) {
+        const double *col = A_tile + static_cast<index_t>(j) * lda;
+        const double xv = xs[j];
+#pragma unroll
+        for (int g = 0; g < RG; ++g) {
+          double a[W];
+          load_ro<W>(col + g * kGroupRows, a);
+#pragma unroll
+          for (int e = 0; e < W; ++e) acc[g * W + e] = fma(a[e], xv, acc[g * W + e]);
+        }
+      }
+    } else {
+      // The last tile of rows, cut by `rows`: one row at a time with a bound check (one block only).
+      for (int j = warp; j < tn; j += kWarps) {
+        const double *col = A + (t0 + j) * lda;
+        const double xv = xs[j];
+#pragma unroll
+        for (int g = 0; g < RG; ++g)
+#pragma unroll
+          for (int e = 0; e < W; ++e) {
+            const index_t r = row0 + g * kGroupRows + lane * W + e;
+            if (r < rows) acc[g * W + e] = fma(__ldg(col + r), xv, acc[g * W + e]);
+          }
+      }
+    }
+  }
+
+#pragma unroll
+  for (int g = 0; g < RG; ++g)
+#pragma unroll
+    for (int e = 0; e < W; ++e) red[warp][g * kGroupRows + lane * W + e] = acc[g * W + e];
+  __syncthreads();
+  const bool split = gridDim.y > 1;
+  for (int t = threadIdx.x; t < kTileRows; t += kThreads) {
+    const index_t r = row0 + t;
+    if (r >= rows) break;
+    double s = 0.0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) s += red[w][t];
+    if (split)
+      partial[static_cast<index_t>(blockIdx.y) * rows + r] = s;
+    else
+      y[r] = s;
+  }
+  if (!split) return;
+
+  // Columns split over gridDim.y blocks: the last block of this row tile to finish adds the slices in
+  // slice order (threadFenceReduction pattern: publish, count, the last one reads through L2).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  for (int t = threadIdx.x; t < kTileRows; t += kThreads) {
+    const index_t r = row0 + t;
+    if (r >= rows) break;
+    double s = 0.0;
+    for (unsigned k = 0; k < gridDim.y; ++k) s += __ldcg(partial + static_cast<index_t>(k) * rows + r);
+    y[r] = s;
+  }
+  if (threadIdx.x == 0) counters[blockIdx.x] = 0; // ready for the next launch on this workspace
+}
+
+using GemvKernel = void (*)(index_t, index_t, const double *, index_t, const double *, double *, index_t, double *,
+                            unsigned *);
+
+GemvKernel gemv_kernel(int W, int RG)
+{
+  if (W == 2) {
+    if (RG == 1) return dense_gemv_kernel<2, 1>;
+    if (RG == 2) return dense_gemv_kernel<2, 2>;
+    if (RG == 4) return dense_gemv_kernel<2, 4>;
+  } else {
+    if (RG == 1) return dense_gemv_kernel<1, 1>;
+    if (RG == 2) return dense_gemv_kernel<1, 2>;
+    if (RG == 4) return dense_gemv_kernel<1, 4>;
+  }
+  throw Error("dense_gemv: row_groups must be 1, 2 or 4, not " + std::to_string(RG));
+}
+
+/// Resident blocks per multiprocessor of one gemv variant on the current device, asked once.
+int gemv_blocks_per_sm(int W, int RG)
+{
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int>, int> cache;
+  int device = 0;
+  CUDALANCZOS_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(device, W, RG);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    int blocks = 0;
+    CUDALANCZOS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gemv_kernel(W, RG), kThreads, 0));
+    it = cache.emplace(key, std::max(1, blocks)).first;
+  }
+  return it->second;
+}
+
+struct GemvPlan {
+  int W = 1, RG = 1;
+  index_t tiles = 0;
+  index_t chunk = 0;
+  int splits = 1;
+};
+
+GemvPlan plan_gemv(index_t rows, index_t cols, bool vector_loads, GemvTuning tuning)
+{
+  GemvPlan p;
+  p.W = vector_loads ? 2 : 1;
+  p.RG = tuning.row_groups > 0 ? tuning.row_groups : kGemvDefaultRowGroups;
+  const index_t tile_rows = 32 * p.W * p.RG;
+  p.tiles = (rows + tile_rows - 1) / tile_rows;
+  const Limits l = current_limits();
+  const int max_bps = l.max_threads_per_sm / kThreads;
+  const int bps = tuning.blocks_per_sm > 0 ? std::min(tuning.blocks_per_sm, max_bps) : gemv_blocks_per_sm(p.W, p.RG);
+  const index_t slots = static_cast<index_t>(l.sm_count) * bps;
+  // One wave: split the columns so that tiles x splits just fills the device; a tall matrix (more
+  // tiles than slots) needs no split. Each block then streams a long stretch of columns.
+  index_t splits = p.tiles >= slots ? 1 : slots / p.tiles;
+  splits = std::min(splits, (cols + kGemvMinColumns - 1) / kGemvMinColumns);
+  splits = std::clamp<index_t>(splits, 1, 65535);
+  p.chunk = std::max<index_t>(1, (cols + splits - 1) / splits);
+  p.splits = static_cast<int>(std::max<index_t>(1, (cols + p.chunk - 1) / p.chunk));
+  return p;
+}
+
+std::size_t gemv_counter_bytes(index_t rows)
+{
+  const index_t max_tiles = (rows + 31) / 32; // the smallest tile: W = 1, RG = 1
+  return (static_cast<std::size_t>(max_tiles) * sizeof(unsigned) + 255) / 256 * 256;
+}
+
+// --- (b) CSR SpMV ---------------------------------------------------------------------------------------
+
+// G lanes per row; no grid-stride loop, so every lane of a warp reaches the shuffles together.
+template <int G>
+__global__ void __launch_bounds__(kThreads) csr_spmv_kernel(index_t rows, const int *__restrict__ rowptr,
+                                                            const int *__restrict__ colind,
+                                                            const double *__restrict__ values,
+                                                            const double *__restrict__ x, double *__restrict__ y)
+{
+  const index_t t = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const index_t row = t / G;
+  const int lane = threadIdx.x % G;
+  double s = 0.0;
+  if (row < rows) {
+    const int end = __ldg(rowptr + row + 1);
+    for (int j = __ldg(rowptr + row) + lane; j < end; j += G) s = fma(__ldg(values + j), __ldg(x + __ldg(colind + j)), s);
+  }
+  if constexpr (G > 1) {
+#pragma unroll
+    for (int offset = G / 2; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset, G);
+  }
+  if (lane == 0 && row < rows) y[row] = s;
+}
+
+template <int G>
+void launch_csr(index_t rows, const int *rowptr, const int *colind, const double *values, const double *x, double *y,
+                cudaStream_t stream)
+{
+  const index_t threads = rows * G;
+  const index_t blocks = (threads + kThreads - 1) / kThreads;
+  csr_spmv_kernel<G><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(rows, rowptr, colind, values, x, y);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+// --- reductions ------------------------------------------------------------------------------------------
+
+// out[b] = sum of partial[b * blocks + 0 .. blocks-1], in a fixed order.
+__global__ void __launch_bounds__(kThreads) sum_partials_kernel(const double *__restrict__ partial, int blocks,
+                                                                double *__restrict__ out)
+{
+  __shared__ double red[kWarps];
+  const double *p = partial + static_cast<index_t>(blockIdx.x) * blocks;
+  double s = 0.0;
+  for (int i = threadIdx.x; i < blocks; i += kThreads) s += p[i];
+  s = warp_sum(s);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) t += red[w];
+    out[blockIdx.x] = t;
+  }
+}
+
+// Block (bx, by) takes columns by*8 .. by*8+7 of V over a grid-stride share of the rows; the blocks of
+// by = 0 also accumulate w.w. partial[(column) * gridDim.x + bx], w.w at column k.
+template <int W>
+__global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, const double *__restrict__ V,
+                                                             index_t ldv, const double *__restrict__ w,
+                                                             double *__restrict__ partial)
+{
+  __shared__ double red[kDotColumns + 1][kWarps];
+  const int c0 = blockIdx.y * kDotColumns;
+  const int kc = min(kDotColumns, k - c0); // <= 0 only when k = 0
+  const bool with_ww = blockIdx.y == 0;
+  const double *Vc = V + static_cast<index_t>(c0) * ldv;
+
+  double acc[kDotColumns + 1];
+#pragma unroll
+  for (int j = 0; j <= kDotColumns; ++j) acc[j] = 0.0;
+
+  const index_t nw = n / W;
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < nw; i += stride) {
+    double wv[W];
+    load_ro<W>(w + i * W, wv);
+    if (with_ww)
+#pragma unroll
+      for (int e = 0; e < W; ++e) acc[kDotColumns] = fma(wv[e], wv[e], acc[kDotColumns]);
+#pragma unroll
+    for (int j = 0; j < kDotColumns; ++j) {
+      if (j < kc) {
+        double vv[W];
+        load_ro<W>(Vc + j * ldv + i * W, vv);
+#pragma unroll
+        for (int e = 0; e < W; ++e) acc[j] = fma(vv[e], wv[e], acc[j]);
+      }
+    }
+  }
+  if (W > 1 && blockIdx.x == 0 && threadIdx.x == 0) { // the odd last entry
+    for (index_t i = nw * W; i < n; ++i) {
+      const double wi = w[i];
+      if (with_ww) acc[kDotColumns] = fma(wi, wi, acc[kDotColumns]);
+      for (int j = 0; j < kc; ++j) acc[j] = fma(Vc[j * ldv + i], wi, acc[j]);
+    }
+  }
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int j = 0; j <= kDotColumns; ++j) {
+    const double s = warp_sum(acc[j]);
+    if (lane == 0) red[j][warp] = s;
+  }
+  __syncthreads();
+  const int j = threadIdx.x;
+  const bool mine = (j < kc) || (j == kDotColumns && with_ww);
+  if (mine) {
+    double s = 0.0;
+#pragma unroll
+    for (int w2 = 0; w2 < kWarps; ++w2) s += red[j][w2];
+    const int column = j == kDotColumns ? k : c0 + j;
+    partial[static_cast<index_t>(column) * gridDim.x + blockIdx.x] = s;
+  }
+}
+
+// w -= V coef, then the block's share of w.w into partial[blockIdx.x]. Each entry of w is loaded once,
+// updated column by column in a register (the host's order of subtractions), stored and squared.
+template <int W>
+__global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
+                                                            const double *__restrict__ coef, double *__restrict__ w,
+                                                            double *__restrict__ partial)
+{
+  __shared__ double red[kWarps];
+  double ss = 0.0;
+  const index_t nw = n / W;
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < nw; i += stride) {
+    double wv[W];
+    load_rw<W>(w + i * W, wv);
+    int j = 0;
+    for (; j + 4 <= k; j += 4) {
+      double vv[4][W];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) load_ro<W>(V + (j + u) * ldv + i * W, vv[u]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const double c = __ldg(coef + j + u);
+#pragma unroll
+        for (int e = 0; e < W; ++e) wv[e] = fma(-c, vv[u][e], wv[e]);
+      }
+    }
+    for (; j < k; ++j) {
+      double vv[W];
+      load_ro<W>(V + j * ldv + i * W, vv);
+      const double c = __ldg(coef + j);
+#pragma unroll
+      for (int e = 0; e < W; ++e) wv[e] = fma(-c, vv[e], wv[e]);
+    }
+    store<W>(w + i * W, wv);
+#pragma unroll
+    for (int e = 0; e < W; ++e) ss = fma(wv[e], wv[e], ss);
+  }
+  if (W > 1 && blockIdx.x == 0 && threadIdx.x == 0) {
+    for (index_t i = nw * W; i < n; ++i) {
+      double wi = w[i];
+      for (int j = 0; j < k; ++j) wi = fma(-coef[j], V[j * ldv + i], wi);
+      w[i] = wi;
+      ss = fma(wi, wi, ss);
+    }
+  }
+  ss = warp_sum(ss);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+#pragma unroll
+    for (int w2 = 0; w2 < kWarps; ++w2) t += red[w2];
+    partial[blockIdx.x] = t;
+  }
+}
+
+// --- vector updates ---------------------------------------------------------------------------------------
+
+template <int W>
+__global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
+                                                           const double *__restrict__ coef, double *__restrict__ y)
+{
+  const index_t nw = n / W;
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  const index_t first = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
+  for (index_t i = first; i < nw; i += stride) {
+    double yv[W];
+#pragma unroll
+    for (int e = 0; e < W; ++e) yv[e] = 0.0;
+    int j = 0;
+    for (; j + 4 <= k; j += 4) {
+      double vv[4][W];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) load_ro<W>(V + (j + u) * ldv + i * W, vv[u]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const double c = __ldg(coef + j + u);
+#pragma unroll
+        for (int e = 0; e < W; ++e) yv[e] = fma(c, vv[u][e], yv[e]);
+      }
+    }
+    for (; j < k; ++j) {
+      double vv[W];
+      load_ro<W>(V + j * ldv + i * W, vv);
+      const double c = __ldg(coef + j);
+#pragma unroll
+      for (int e = 0; e < W; ++e) yv[e] = fma(c, vv[e], yv[e]);
+    }
+    store<W>(y + i * W, yv);
+  }
+  if (W > 1 && first == 0) {
+    for (index_t i = nw * W; i < n; ++i) {
+      double yi = 0.0;
+      for (int j = 0; j < k; ++j) yi = fma(coef[j], V[j * ldv + i], yi);
+      y[i] = yi;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) scale_kernel(index_t n, double alpha, double *__restrict__ v)
+{
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) v[i] *= alpha;
+}
+
+__global__ void __launch_bounds__(kThreads) set_random_kernel(index_t n, std::uint64_t seed, index_t offset,
+                                                              double *__restrict__ v)
+{
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride)
+    v[i] = random_entry(seed, offset + i);
+}
+
+void check_matrix(const char *who, index_t n, int k, index_t ldv)
+{
+  if (n < 0 || k < 0 || (k > 0 && ldv < n))
+    throw Error(std::string(who) + ": need n >= 0, k >= 0 and ldv >= n (n = " + std::to_string(n) +
+                ", k = " + std::to_string(k) + ", ldv = " + std::to_string(ldv) + ")");
+}
+
+/// 16-byte loads are possible when every column start and w are 16-byte aligned.
+bool vector_ok(int k, const double *V, index_t ldv, const double *w)
+{
+  return aligned16(w) && (k == 0 || (aligned16(V) && ldv % 2 == 0));
+}
+
+} // namespace
+
+// --- launchers --------------------------------------------------------------------------------------------
+
+std::size_t dense_gemv_workspace_bytes(index_t rows, index_t cols)
+{
+  if (rows < 0 || cols < 0) throw Error("dense_gemv_workspace_bytes: negative size");
+  // With a split, tiles * splits <= one wave of blocks, so splits * rows <= wave * tile rows; the
+  // largest tile is 32 lanes * 2 rows * 4 groups.
+  const Limits l = current_limits();
+  const std::size_t wave = static_cast<std::size_t>(l.sm_count) * (l.max_threads_per_sm / kThreads);
+  const std::size_t partial_rows = std::min<std::size_t>(wave * 256, wave * static_cast<std::size_t>(rows));
+  return gemv_counter_bytes(rows) + partial_rows * sizeof(double);
+}
+
+void dense_gemv(index_t rows, index_t cols, const double *A, index_t lda, const double *x, double *y,
+                void *workspace, std::size_t workspace_bytes, cudaStream_t stream, GemvTuning tuning)
+{
+  if (rows < 0 || cols < 0 || lda < std::max<index_t>(1, rows))
+    throw Error("dense_gemv: need rows, cols >= 0 and lda >= max(1, rows) (rows = " + std::to_string(rows) +
+                ", cols = " + std::to_string(cols) + ", lda = " + std::to_string(lda) + ")");
+  if (rows == 0) return;
+  if (cols == 0) {
+    CUDALANCZOS_CHECK(cudaMemsetAsync(y, 0, static_cast<std::size_t>(rows) * sizeof(double), stream));
+    return;
+  }
+  const GemvPlan p = plan_gemv(rows, cols, aligned16(A) && lda % 2 == 0, tuning);
+  unsigned *counters = static_cast<unsigned *>(workspace);
+  double *partial = reinterpret_cast<double *>(static_cast<char *>(workspace) + gemv_counter_bytes(rows));
+  if (p.splits > 1) {
+    const std::size_t need = gemv_counter_bytes(rows) + static_cast<std::size_t>(p.splits) * rows * sizeof(double);
+    if (!workspace || workspace_bytes < need)
+      throw Error("dense_gemv: workspace of " + std::to_string(workspace_bytes) + " bytes, need " + std::to_string(need) +
+                  " (allocate dense_gemv_workspace_bytes(rows, cols))");
+  }
+  const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(p.splits));
+  gemv_kernel(p.W, p.RG)<<<grid, kThreads, 0, stream>>>(rows, cols, A, lda, x, y, p.chunk, partial, counters);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const double *values, const double *x,
+              double *y, cudaStream_t stream)
+{
+  if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
+  if (rows == 0) return;
+  // Lanes per row: the power of two at or above the mean row length (at most a warp), so that a
+  // typical row takes one pass of its group and few lanes idle.
+  const double mean = static_cast<double>(nnz) / static_cast<double>(rows);
+  int lanes = 1;
+  while (lanes < 32 && lanes < mean) lanes *= 2;
+  switch (lanes) {
+  case 1: return launch_csr<1>(rows, rowptr, colind, values, x, y, stream);
+  case 2: return launch_csr<2>(rows, rowptr, colind, values, x, y, stream);
+  case 4: return launch_csr<4>(rows, rowptr, colind, values, x, y, stream);
+  case 8: return launch_csr<8>(rows, rowptr, colind, values, x, y, stream);
+  case 16: return launch_csr<16>(rows, rowptr, colind, values, x, y, stream);
+  default: return launch_csr<32>(rows, rowptr, colind, values, x, y, stream);
+  }
+}
+
+std::size_t reduction_workspace_doubles(int k)
+{
+  return static_cast<std::size_t>(std::max(k, 0) + 1) * kMaxPartials;
+}
+
+void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
+               cudaStream_t stream)
+{
+  check_matrix("multi_dot", n, k, ldv);
+  const int chunks = std::max(1, (k + kDotColumns - 1) / kDotColumns);
+  if (chunks > 65535) throw Error("multi_dot: k = " + std::to_string(k) + " is too many columns");
+  const bool vec = vector_ok(k, V, ldv, w);
+  // Enough blocks for one wave in all, the column chunks sharing it.
+  const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
+  if (vec)
+    multi_dot_kernel<2><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace);
+  else
+    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace);
+  CUDALANCZOS_CHECK_LAUNCH();
+  sum_partials_kernel<<<k + 1, kThreads, 0, stream>>>(workspace, blocks, out);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
+                    double *workspace, cudaStream_t stream)
+{
+  check_matrix("subtract_norm2", n, k, ldv);
+  const bool vec = vector_ok(k, V, ldv, w);
+  const int blocks = grid_for(n / (vec ? 2 : 1), kMaxPartials);
+  if (vec)
+    subtract_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace);
+  else
+    subtract_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace);
+  CUDALANCZOS_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, kThreads, 0, stream>>>(workspace, blocks, out);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void scale(index_t n, double alpha, double *v, cudaStream_t stream)
+{
+  if (n <= 0) return;
+  scale_kernel<<<grid_for(n), kThreads, 0, stream>>>(n, alpha, v);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void combine(index_t n, int k, const double *V, index_t ldv, const double *coef, double *y, cudaStream_t stream)
+{
+  check_matrix("combine", n, k, ldv);
+  if (n == 0) return;
+  const bool vec = vector_ok(k, V, ldv, y);
+  const int blocks = grid_for(n / (vec ? 2 : 1));
+  if (vec)
+    combine_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, y);
+  else
+    combine_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, y);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void set_random(index_t n, std::uint64_t seed, index_t row_offset, double *v, cudaStream_t stream)
+{
+  if (n <= 0) return;
+  set_random_kernel<<<grid_for(n), kThreads, 0, stream>>>(n, seed, row_offset, v);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+} // namespace cudalanczos::cuda::kernels

@@ -1,0 +1,82 @@
+// The custom kernels of the CUDA backend, one launcher each: device pointers, sizes, a stream.
+//
+// Host-compilable on purpose (no __global__ here, only <cuda_runtime_api.h>): the backend and the
+// tests, built by the host compiler, call the launchers; the kernels themselves live in kernels.cu.
+// Every launcher queues work on `stream` and returns at once (no synchronization, no allocation);
+// a launch failure throws cudalanczos::Error. Sizes of 0 are valid everywhere.
+//
+// Reductions (multi_dot, subtract_norm2) are two launches: per-block partial sums (warp shuffles,
+// then one shared-memory step), then one small kernel that adds the partials in a fixed order into a
+// device array. The order never depends on timing, so results are bit-for-bit reproducible run to run.
+#pragma once
+
+#include "core/backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cudalanczos::cuda::kernels {
+
+// --- (a) dense gemv ----------------------------------------------------------------------------------
+
+/// Tuning knobs of dense_gemv, for the benchmark; zeros mean "the default".
+struct GemvTuning {
+  int row_groups = 0;    ///< 64-row groups per block tile (1, 2 or 4); 0: default
+  int blocks_per_sm = 0; ///< resident blocks per multiprocessor the grid is sized for; 0: occupancy
+};
+
+/// Bytes of `workspace` dense_gemv needs for a rows x cols matrix on the current device. The caller
+/// allocates it once and zeroes it once (cudaMemset); dense_gemv leaves it zeroed again.
+std::size_t dense_gemv_workspace_bytes(index_t rows, index_t cols);
+
+/// y = A x, A rows x cols column-major with leading dimension lda >= max(1, rows), x of cols and y of
+/// rows entries (y must not overlap A or x). A tiled shared-memory gemv after Fujimoto: each block
+/// owns a tile of rows and a slice of columns, walks its slice in x tiles staged through shared memory,
+/// each warp streaming whole column segments (16-byte loads when lda is even and A 16-byte aligned),
+/// and the per-warp row sums are reduced in shared memory. When the columns are split over several
+/// blocks (to fill the GPU with a short, wide row block), the last block of a row tile to finish adds
+/// the slices' partial sums in slice order: deterministic, and no second launch.
+/// Not reentrant on one workspace: launches sharing a workspace must be stream-ordered.
+void dense_gemv(index_t rows, index_t cols, const double *A, index_t lda, const double *x, double *y,
+                void *workspace, std::size_t workspace_bytes, cudaStream_t stream, GemvTuning tuning = {});
+
+// --- (b) CSR SpMV ------------------------------------------------------------------------------------
+
+/// y = A x for a CSR matrix with 32-bit indices (rowptr: rows + 1 entries, rowptr[0] = 0). A group of
+/// 1..32 lanes per row, the group size the power of two nearest above the average row length (a warp
+/// per row for long rows, a few lanes for a stencil), lanes striding the row and reduced by shuffles.
+void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const double *values,
+              const double *x, double *y, cudaStream_t stream);
+
+// --- (c) fused multi-dot ------------------------------------------------------------------------------
+
+/// Doubles of `workspace` multi_dot(k) and subtract_norm2 need (per-block partials).
+std::size_t reduction_workspace_doubles(int k);
+
+/// out[i] = V[:, i] . w for 0 <= i < k and out[k] = w . w, all into the device array out (k + 1
+/// entries). V is n x k, column stride ldv >= n. One pass over V and (per 8 columns) over w.
+void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
+               cudaStream_t stream);
+
+// --- (d) fused subtract + norm ------------------------------------------------------------------------
+
+/// w -= V coef (V n x k, stride ldv; coef a device array of k) and *out = w . w afterwards (out a device
+/// pointer). One pass: each entry of w is read, updated and squared in registers. w must not be a
+/// column of V.
+void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
+                    double *workspace, cudaStream_t stream);
+
+// --- (e) vector updates --------------------------------------------------------------------------------
+
+/// v *= alpha.
+void scale(index_t n, double alpha, double *v, cudaStream_t stream);
+
+/// y = V coef (V n x k, stride ldv; coef a device array of k); y = 0 when k = 0. y outside V.
+void combine(index_t n, int k, const double *V, index_t ldv, const double *coef, double *y, cudaStream_t stream);
+
+/// v[i] = random_entry(seed, row_offset + i): the host backend's start vector, bit for bit.
+void set_random(index_t n, std::uint64_t seed, index_t row_offset, double *v, cudaStream_t stream);
+
+} // namespace cudalanczos::cuda::kernels

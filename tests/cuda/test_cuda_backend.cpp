@@ -1,0 +1,495 @@
+// The CUDA backend against the host reference backend (HostBackend), operation by operation, for both
+// kernel flavors; the device operators against host products; a whole Lanczos solve on both backends;
+// and the error paths (messages that name the call, out-of-memory sizes).
+#include "core/lanczos_driver.hpp"
+#include "cuda/kernels.cuh"
+#include "cuda_test_support.hpp"
+#include "host/host_backend.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <tuple>
+
+namespace cudalanczos::cuda::test {
+namespace {
+
+/// A dense n x n matrix (column-major, leading dimension ld, NaN padding) and its host product.
+struct Dense {
+  index_t rows, cols, ld;
+  std::vector<double> a;
+  void apply(const double *x, double *y) const
+  {
+    for (index_t i = 0; i < rows; ++i) y[i] = 0;
+    for (index_t j = 0; j < cols; ++j)
+      for (index_t i = 0; i < rows; ++i) y[i] += a[i + j * ld] * x[j];
+  }
+  /// sum_j |a_ij x_j|: the scale of entry i of A x, for tolerances.
+  std::vector<double> scale(const double *x) const
+  {
+    std::vector<double> s(static_cast<std::size_t>(rows), 0.0);
+    for (index_t j = 0; j < cols; ++j)
+      for (index_t i = 0; i < rows; ++i) s[i] += std::abs(a[i + j * ld] * x[j]);
+    return s;
+  }
+  DenseView view() const { return {rows, cols, ld, a.data()}; }
+};
+
+Dense random_dense(index_t rows, index_t cols, index_t ld, std::uint64_t seed, bool symmetric = false)
+{
+  Dense d{rows, cols, ld, std::vector<double>(static_cast<std::size_t>(ld * cols), nan)};
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t i = 0; i < rows; ++i) {
+      const index_t lo = symmetric ? std::min(i, j) : i, hi = symmetric ? std::max(i, j) : j;
+      d.a[i + j * ld] = random_entry(seed, lo + hi * rows);
+    }
+  return d;
+}
+
+/// Every column of `b` as host vectors.
+std::vector<std::vector<double>> columns(const Backend &b)
+{
+  std::vector<std::vector<double>> c(static_cast<std::size_t>(b.basis_columns()),
+                                     std::vector<double>(static_cast<std::size_t>(b.local_size())));
+  for (int j = 0; j < b.basis_columns(); ++j) b.get_column(j, c[j].data());
+  return c;
+}
+
+double dot_abs(const std::vector<double> &x, const std::vector<double> &y)
+{
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += std::abs(x[i] * y[i]);
+  return s;
+}
+
+// --- the backend, operation by operation ------------------------------------------------------------------
+
+using BackendCase = std::tuple<KernelFlavor, index_t>;
+
+class CudaBackendOps : public CudaTest, public ::testing::WithParamInterface<BackendCase> {
+protected:
+  static constexpr int kColumns = 12;
+
+  void SetUp() override
+  {
+    CudaTest::SetUp();
+    if (IsSkipped()) return;
+    std::tie(flavor_, n_) = GetParam();
+    A_ = random_dense(n_, n_, n_ + 1, 7000 + n_, true);
+    // A reducer standing in for two ranks holding the same data: it doubles every value and counts
+    // its calls, which both backends must make alike (count and sizes).
+    const auto reducer = [](std::vector<int> &log) {
+      return [&log](double *v, int count) {
+        log.push_back(count);
+        for (int i = 0; i < count; ++i) v[i] *= 2;
+      };
+    };
+    host_ = std::make_unique<HostBackend>(n_, n_ + 20, 7, [this](const double *x, double *y) { A_.apply(x, y); },
+                                          reducer(host_log_));
+    BackendConfig config;
+    config.local_size = n_;
+    config.global_size = n_ + 20;
+    config.row_offset = 7;
+    config.flavor = flavor_;
+    config.reduce = reducer(cuda_log_);
+    cuda_ = make_cuda_backend(config, make_dense_operator(A_.view(), flavor_, -1));
+    host_->resize_basis(kColumns);
+    cuda_->resize_basis(kColumns);
+    for (int j = 0; j < kColumns; ++j) host_->set_random(j, 100 + j);
+    sync_from_host();
+  }
+
+  /// Makes the CUDA basis a bit-for-bit copy of the host one, so each check starts from equal state.
+  void sync_from_host()
+  {
+    for (int j = 0; j < kColumns; ++j) cuda_->set_column(j, host_->column(j));
+  }
+
+  /// Column j of both backends agree entry by entry within tol[i] (or exactly, when tol is empty).
+  void expect_column(int j, const std::vector<double> &tol = {})
+  {
+    std::vector<double> got(static_cast<std::size_t>(n_));
+    cuda_->get_column(j, got.data());
+    const double *ref = host_->column(j);
+    for (index_t i = 0; i < n_; ++i) {
+      if (tol.empty())
+        ASSERT_EQ(got[i], ref[i]) << "column " << j << " entry " << i;
+      else
+        ASSERT_LE(std::abs(got[i] - ref[i]), tol[i]) << "column " << j << " entry " << i << " got " << got[i] << " ref " << ref[i];
+    }
+  }
+
+  KernelFlavor flavor_ = KernelFlavor::Custom;
+  index_t n_ = 0;
+  Dense A_{0, 0, 1, {}};
+  std::vector<int> host_log_, cuda_log_;
+  std::unique_ptr<HostBackend> host_;
+  std::unique_ptr<Backend> cuda_;
+};
+
+TEST_P(CudaBackendOps, SetRandomIsEquivalentToRef)
+{
+  EXPECT_EQ(cuda_->name(), "cuda");
+  EXPECT_EQ(cuda_->local_size(), n_);
+  EXPECT_EQ(cuda_->basis_columns(), kColumns);
+  for (int j = 0; j < kColumns; ++j) cuda_->set_random(j, 100 + j);
+  for (int j = 0; j < kColumns; ++j) expect_column(j); // bit for bit: same counter-based generator
+}
+
+TEST_P(CudaBackendOps, ApplyOperatorIsEquivalentToRef)
+{
+  host_->apply_operator(0, 1);
+  cuda_->apply_operator(0, 1);
+  std::vector<double> tol = A_.scale(host_->column(0));
+  for (double &t : tol) t *= 2 * (n_ + 1) * eps;
+  expect_column(1, tol);
+  expect_column(0); // the source is untouched
+}
+
+TEST_P(CudaBackendOps, ProjectIsEquivalentToRef)
+{
+  const auto c = columns(*host_);
+  for (auto [first, k, col] : {std::tuple{0, 4, 5}, std::tuple{0, 6, 5}, std::tuple{3, 0, 2}, std::tuple{2, 10, 11}}) {
+    SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col));
+    std::vector<double> ref(k + 1), got(k + 1, nan);
+    host_->project(first, k, col, ref.data());
+    cuda_->project(first, k, col, got.data());
+    for (int i = 0; i <= k; ++i) {
+      const auto &v = i < k ? c[first + i] : c[col];
+      // Both results went through the doubling reducer: the scale doubles too.
+      ASSERT_LE(std::abs(got[i] - ref[i]), 4 * (n_ + 1) * eps * dot_abs(v, c[col])) << "output " << i;
+    }
+  }
+  EXPECT_EQ(host_log_, cuda_log_);
+}
+
+TEST_P(CudaBackendOps, SubtractIsEquivalentToRef)
+{
+  const auto c = columns(*host_);
+  const std::vector<double> coef{0.5, -0.25, 1.75};
+  const double ref = host_->subtract(1, 3, coef.data(), 6);
+  const double got = cuda_->subtract(1, 3, coef.data(), 6);
+  std::vector<double> tol(static_cast<std::size_t>(n_));
+  double tol2 = 0;
+  for (index_t i = 0; i < n_; ++i) {
+    double s = std::abs(c[6][i]);
+    for (int j = 0; j < 3; ++j) s += std::abs(coef[j] * c[1 + j][i]);
+    tol[i] = 2 * 4 * eps * s;
+    tol2 += s * s;
+  }
+  expect_column(6, tol);
+  EXPECT_LE(std::abs(got - ref), 2 * 4 * (n_ + 5) * eps * tol2) << "got " << got << " ref " << ref;
+
+  // k = 0: only the norm.
+  EXPECT_LE(std::abs(cuda_->subtract(0, 0, nullptr, 3) - host_->subtract(0, 0, nullptr, 3)),
+            2 * 4 * (n_ + 1) * eps * dot_abs(c[3], c[3]));
+  EXPECT_EQ(host_log_, cuda_log_);
+}
+
+TEST_P(CudaBackendOps, PlantedBreakdownSubtractIsEquivalentToRef)
+{
+  // beta = 0 planted: column 8 is a copy of column 2, so w - 1 * v_2 is exactly zero on both.
+  host_->copy_column(2, 8);
+  cuda_->copy_column(2, 8);
+  const double one = 1.0;
+  EXPECT_EQ(host_->subtract(2, 1, &one, 8), 0.0);
+  EXPECT_EQ(cuda_->subtract(2, 1, &one, 8), 0.0);
+  expect_column(8);
+}
+
+TEST_P(CudaBackendOps, ScaleAndCopyAreEquivalentToRef)
+{
+  host_->scale(2, -1.5);
+  cuda_->scale(2, -1.5);
+  expect_column(2);
+  host_->copy_column(2, 9);
+  cuda_->copy_column(2, 9);
+  expect_column(9);
+}
+
+TEST_P(CudaBackendOps, CombineIsEquivalentToRef)
+{
+  const auto c = columns(*host_);
+  const std::vector<double> coef{0.5, -0.25, 1.75, 3.0};
+  host_->combine(0, 4, coef.data(), 7);
+  cuda_->combine(0, 4, coef.data(), 7);
+  std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
+  for (index_t i = 0; i < n_; ++i)
+    for (int j = 0; j < 4; ++j) tol[i] += 2 * 5 * eps * std::abs(coef[j] * c[j][i]);
+  expect_column(7, tol);
+
+  // k = 0: the empty sum, even over NaN.
+  const std::vector<double> nans(static_cast<std::size_t>(n_), nan);
+  host_->set_column(8, nans.data());
+  cuda_->set_column(8, nans.data());
+  host_->combine(0, 0, nullptr, 8);
+  cuda_->combine(0, 0, nullptr, 8);
+  expect_column(8);
+}
+
+TEST_P(CudaBackendOps, RotateIsEquivalentToRef)
+{
+  const auto c = columns(*host_);
+  const int k = 6, m = 4, ldq = 8;
+  const std::vector<double> Q = random_vector(ldq * m, 8100);
+  host_->rotate(k, m, Q.data(), ldq);
+  cuda_->rotate(k, m, Q.data(), ldq);
+  for (int j = 0; j < m; ++j) {
+    std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
+    for (index_t i = 0; i < n_; ++i)
+      for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+    expect_column(j, tol);
+  }
+  for (int j = k; j < kColumns; ++j) expect_column(j); // outside V[:, 0:k]: untouched
+}
+
+TEST_P(CudaBackendOps, BadArgumentsThrowLikeRef)
+{
+  double out[2];
+  EXPECT_THROW(cuda_->project(0, 1, kColumns, out), Error);
+  EXPECT_THROW(cuda_->scale(-1, 1.0), Error);
+  EXPECT_THROW(cuda_->rotate(3, 4, out, 3), Error);
+  EXPECT_THROW(host_->rotate(3, 4, out, 3), Error);
+  EXPECT_THROW(cuda_->subtract(0, 3, out, 1), Error); // col among the subtracted columns
+}
+
+INSTANTIATE_TEST_SUITE_P(Flavors, CudaBackendOps,
+                         ::testing::Combine(::testing::Values(KernelFlavor::Custom, KernelFlavor::Vendor),
+                                            ::testing::ValuesIn(odd_sizes())),
+                         [](const ::testing::TestParamInfo<BackendCase> &info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_n" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// --- operators ------------------------------------------------------------------------------------------------
+
+class DeviceOperators : public CudaTest {};
+
+TEST_F(DeviceOperators, DenseOperatorIsEquivalentToRef)
+{
+  std::uint64_t seed = 9000;
+  for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto [rows, cols, ld] : std::vector<std::tuple<index_t, index_t, index_t>>{
+             {0, 0, 1}, {1, 1, 1}, {31, 33, 35}, {33, 31, 33}, {1000, 1000, 1003}, {4097, 100, 4097}, {100, 4097, 101}, {5, 0, 5}}) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " ld " + std::to_string(ld));
+      const Dense A = random_dense(rows, cols, ld, seed += 11);
+      const auto op = make_dense_operator(A.view(), f, -1);
+      EXPECT_EQ(op->rows(), rows);
+      EXPECT_EQ(op->cols(), cols);
+      EXPECT_FALSE(op->description().empty());
+      const std::vector<double> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
+      std::vector<double> ref(static_cast<std::size_t>(rows));
+      A.apply(x.data(), ref.data());
+      const std::vector<double> scale = A.scale(x.data());
+      DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(rows));
+      poison(dy.data(), dy.size());
+      op->apply(dx.data(), dy.data(), stream());
+      const std::vector<double> y = download(dy.data(), dy.size());
+      for (index_t i = 0; i < rows; ++i) ASSERT_LE(std::abs(y[i] - ref[i]), 2 * (cols + 1) * eps * scale[i]) << "row " << i;
+    }
+}
+
+TEST_F(DeviceOperators, CsrOperatorIsEquivalentToRef)
+{
+  std::uint64_t seed = 9500;
+  for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
+             {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {1000, 1000, 0.3}, {4097, 4097, 17.0}, {33, 10, 2.0}}) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+      const Csr A = random_csr(rows, cols, mean, seed += 7);
+      const auto op = make_csr_operator({A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(),
+                                         A.colind.data(), A.values.data()},
+                                        f, -1);
+      const std::vector<double> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
+      DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(rows));
+      poison(dy.data(), dy.size());
+      op->apply(dx.data(), dy.data(), stream());
+      const std::vector<double> y = download(dy.data(), dy.size());
+      for (index_t r = 0; r < rows; ++r) {
+        double ref = 0, scale = 0;
+        for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
+          ref += A.values[j] * x[A.colind[j]];
+          scale += std::abs(A.values[j] * x[A.colind[j]]);
+        }
+        ASSERT_LE(std::abs(y[r] - ref), 2 * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * scale) << "row " << r;
+      }
+    }
+}
+
+TEST_F(DeviceOperators, InvalidCsrIsRejected)
+{
+  const std::vector<int> rowptr{0, 1, 2}, colind{0, 5};
+  const std::vector<double> values{1.0, 2.0};
+  EXPECT_THROW(make_csr_operator({2, 2, 2, rowptr.data(), colind.data(), values.data()}, KernelFlavor::Custom, -1), Error);
+}
+
+/// y = 2 x through a user callback on the device, and the same on the host.
+TEST_F(DeviceOperators, CallbackOperatorIsEquivalentToRef)
+{
+  for (index_t n : odd_sizes()) {
+    const auto twice = [n](const double *x, double *y, void *s) {
+      const auto stream = static_cast<cudaStream_t>(s);
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      kernels::scale(n, 2.0, y, stream);
+    };
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto cuda = make_cuda_backend(config, make_callback_operator(n, n, twice, "2 I", -1));
+    HostBackend host(n, n, 0, [n](const double *x, double *y) {
+      for (index_t i = 0; i < n; ++i) y[i] = 2 * x[i];
+    });
+    cuda->resize_basis(2);
+    host.resize_basis(2);
+    cuda->set_random(0, 5);
+    host.set_random(0, 5);
+    cuda->apply_operator(0, 1);
+    host.apply_operator(0, 1);
+    std::vector<double> got(static_cast<std::size_t>(n));
+    cuda->get_column(1, got.data());
+    for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], host.column(1)[i]);
+  }
+}
+
+TEST_F(DeviceOperators, HostApplyFallbackIsEquivalentToRef)
+{
+  for (index_t n : odd_sizes()) {
+    const Dense A = random_dense(n, n, n + 2, 9900 + n);
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto cuda = make_cuda_backend(config, nullptr, [&A](const double *x, double *y) { A.apply(x, y); });
+    HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+    cuda->resize_basis(3);
+    host.resize_basis(3);
+    for (int rep = 0; rep < 2; ++rep) { // twice: the pinned buffers are reused
+      cuda->set_random(rep, 11 + rep);
+      host.set_random(rep, 11 + rep);
+      cuda->apply_operator(rep, 2);
+      host.apply_operator(rep, 2);
+      std::vector<double> got(static_cast<std::size_t>(n));
+      cuda->get_column(2, got.data());
+      for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], host.column(2)[i]); // the same host function
+    }
+  }
+}
+
+TEST_F(DeviceOperators, MismatchedOperatorIsRejected)
+{
+  const Dense A = random_dense(10, 12, 10, 1);
+  BackendConfig config;
+  config.local_size = config.global_size = 10;
+  EXPECT_THROW(make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1)), Error);
+  EXPECT_THROW(make_cuda_backend(config, nullptr), Error);
+}
+
+// --- a whole solve ----------------------------------------------------------------------------------------------
+
+struct SolveCase {
+  const char *name;
+  Variant variant;
+  int nev, ncv;
+};
+
+void expect_same_solve(const Dense &A, const SolveCase &c, KernelFlavor flavor)
+{
+  SCOPED_TRACE(std::string(c.name) + " " + to_string(flavor));
+  Settings s;
+  s.variant = c.variant;
+  s.reorthogonalization = c.variant == Variant::Thesis ? Reorthogonalization::None : Reorthogonalization::Full;
+  s.which = Which::LargestAlgebraic;
+  s.nev = c.nev;
+  s.ncv = c.ncv;
+  s.tol = 1e-10;
+  s.max_it = c.variant == Variant::Thesis ? c.ncv : 200;
+  const index_t n = A.rows;
+  HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  BackendConfig config;
+  config.local_size = config.global_size = n;
+  config.flavor = flavor;
+  auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), flavor, -1));
+  host.resize_basis(basis_columns_needed(s));
+  cuda->resize_basis(basis_columns_needed(s));
+  const Result ref = solve(host, s, {});
+  const Result got = solve(*cuda, s, {});
+  ASSERT_EQ(ref.reason, Reason::Converged);
+  ASSERT_EQ(got.reason, Reason::Converged);
+  ASSERT_GE(got.eigenvalues.size(), static_cast<std::size_t>(c.nev));
+  ASSERT_GE(ref.eigenvalues.size(), static_cast<std::size_t>(c.nev));
+  double norm = 0;
+  for (double l : ref.eigenvalues) norm = std::max(norm, std::abs(l));
+  for (int i = 0; i < c.nev; ++i)
+    EXPECT_LE(std::abs(got.eigenvalues[i] - ref.eigenvalues[i]), 1e-9 * norm)
+        << "eigenvalue " << i << ": cuda " << got.eigenvalues[i] << " host " << ref.eigenvalues[i];
+  EXPECT_LE(got.orthogonality, 1e-10);
+}
+
+class WholeSolve : public CudaTest {};
+
+TEST_F(WholeSolve, LanczosSolveIsEquivalentToRef)
+{
+  // Symmetric with entries in [-1, 1] plus a planted dominant spectrum: well-separated wanted values.
+  Dense A = random_dense(777, 777, 777, 12000, true);
+  for (index_t i = 0; i < 6; ++i) A.a[i + i * A.ld] += 200.0 - 20.0 * i; // the bulk is within about +-32
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor}) {
+    expect_same_solve(A, {"thick restart", Variant::ThickRestart, 4, 24}, f);
+    expect_same_solve(A, {"thesis", Variant::Thesis, 1, 120}, f);
+  }
+}
+
+// --- errors and devices --------------------------------------------------------------------------------------------
+
+TEST(CudaDevices, DeviceCountNeverThrows)
+{
+  // This one runs everywhere: without a driver or GPU device_count() is 0, not an exception.
+  int n = -1;
+  EXPECT_NO_THROW(n = device_count());
+  EXPECT_GE(n, 0);
+}
+
+class CudaErrors : public CudaTest {};
+
+TEST_F(CudaErrors, CheckNamesFileLineCallAndMessage)
+{
+  try {
+    CUDALANCZOS_CHECK(cudaSetDevice(1 << 20));
+    FAIL() << "no exception";
+  } catch (const Error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test_cuda_backend.cpp:"), std::string::npos) << what;
+    EXPECT_NE(what.find("cudaSetDevice(1 << 20)"), std::string::npos) << what;
+    EXPECT_NE(what.find("cudaErrorInvalidDevice"), std::string::npos) << what;
+  }
+  try {
+    CUDALANCZOS_CHECK(cublasDgemv_64(nullptr, CUBLAS_OP_N, 1, 1, nullptr, nullptr, 1, nullptr, 1, nullptr, nullptr, 1));
+    FAIL() << "no exception";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("cuBLAS"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess); // the failed call left no sticky error behind
+}
+
+TEST_F(CudaErrors, OutOfMemorySaysRequestedAndFree)
+{
+  try {
+    DeviceBuffer<double> huge(std::size_t(1) << 50, "test allocation"); // 8 PiB
+    FAIL() << "no exception";
+  } catch (const Error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("requested 9007199254740992 bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("bytes free of"), std::string::npos) << what;
+    EXPECT_NE(what.find("test allocation"), std::string::npos) << what;
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST_F(CudaErrors, DeviceDescriptionNamesTheArchitecture)
+{
+  const std::string d = device_description(0);
+  EXPECT_NE(d.find("sm_"), std::string::npos) << d;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  device_memory(0, &free_bytes, &total_bytes);
+  EXPECT_GT(total_bytes, 0u);
+  EXPECT_LE(free_bytes, total_bytes);
+}
+
+} // namespace
+} // namespace cudalanczos::cuda::test

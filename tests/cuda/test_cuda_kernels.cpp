@@ -1,0 +1,313 @@
+// Each custom kernel against plain host loops, on fresh pseudo-random data (a fixed seed per case),
+// at sizes that are not multiples of the block or vector width, with odd leading dimensions whose
+// padding holds NaN (a kernel reading outside the matrix fails), with outputs poisoned with NaN
+// before the launch (an entry left unwritten fails), and at one size past the 60 MB L2 ("Large").
+// Tolerances are a small multiple of eps times the natural scale of each entry (sum of |terms|).
+#include "cuda/kernels.cuh"
+#include "cuda_test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace cudalanczos::cuda::test {
+namespace {
+
+namespace k = kernels;
+
+std::string where(index_t n, index_t m, index_t ld) { return "sizes " + std::to_string(n) + "x" + std::to_string(m) + " ld " + std::to_string(ld); }
+
+// --- dense gemv ------------------------------------------------------------------------------------------
+
+/// rows x cols column-major with leading dimension ld; the padding rows are NaN.
+std::vector<double> random_matrix(index_t rows, index_t cols, index_t ld, std::uint64_t seed)
+{
+  std::vector<double> A(static_cast<std::size_t>(ld * cols), nan);
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t i = 0; i < rows; ++i) A[i + j * ld] = random_entry(seed, i + j * rows);
+  return A;
+}
+
+void expect_gemv(index_t rows, index_t cols, index_t ld, std::uint64_t seed, cudaStream_t s, k::GemvTuning tuning = {},
+                 index_t offset = 0)
+{
+  SCOPED_TRACE(where(rows, cols, ld) + " offset " + std::to_string(offset) + " row_groups " +
+               std::to_string(tuning.row_groups));
+  std::vector<double> A = random_matrix(rows, cols, ld, seed);
+  A.insert(A.begin(), static_cast<std::size_t>(offset), nan); // offset 1: A no longer 16-byte aligned
+  const std::vector<double> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
+  std::vector<double> ref(static_cast<std::size_t>(rows), 0.0), scale(static_cast<std::size_t>(rows), 0.0);
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t i = 0; i < rows; ++i) {
+      const double a = A[offset + i + j * ld];
+      ref[i] += a * x[j];
+      scale[i] += std::abs(a * x[j]);
+    }
+  DeviceBuffer<double> dA = upload(A), dx = upload(x), dy(static_cast<std::size_t>(rows));
+  DeviceBuffer<unsigned char> ws(k::dense_gemv_workspace_bytes(rows, cols));
+  if (ws.bytes()) CUDALANCZOS_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  poison(dy.data(), dy.size());
+  k::dense_gemv(rows, cols, dA.data() + offset, ld, dx.data(), dy.data(), ws.data(), ws.bytes(), s, tuning);
+  const std::vector<double> y = download(dy.data(), dy.size());
+  for (index_t i = 0; i < rows; ++i)
+    ASSERT_LE(std::abs(y[i] - ref[i]), 2 * (cols + 1) * eps * scale[i]) << "row " << i << " y " << y[i] << " ref " << ref[i];
+
+  // Same launch again on the same workspace: the split counters must have been reset, and the fixed
+  // summation order gives the same bits.
+  k::dense_gemv(rows, cols, dA.data() + offset, ld, dx.data(), dy.data(), ws.data(), ws.bytes(), s, tuning);
+  const std::vector<double> again = download(dy.data(), dy.size());
+  ASSERT_EQ(0, std::memcmp(y.data(), again.data(), y.size() * sizeof(double))) << "not reproducible";
+}
+
+class DenseGemv : public CudaTest {};
+
+TEST_F(DenseGemv, DenseGemvIsEquivalentToRef)
+{
+  std::uint64_t seed = 100;
+  for (index_t rows : odd_sizes())
+    for (index_t cols : odd_sizes()) {
+      if (rows == 4097 && cols == 4097) continue; // the large case below covers it
+      for (index_t pad : {0, 1, 2}) {               // ld parity varies: 16-byte and 8-byte load paths
+        const index_t ld = std::max<index_t>(1, rows + pad);
+        expect_gemv(rows, cols, ld, seed += 7, stream());
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+TEST_F(DenseGemv, DenseGemvTuningsAreEquivalentToRef)
+{
+  std::uint64_t seed = 900;
+  for (int rg : {1, 2, 4})
+    for (int bps : {0, 1, 3}) {
+      const k::GemvTuning t{rg, bps};
+      expect_gemv(1000, 1000, 1000, seed += 3, stream(), t);
+      expect_gemv(4097, 33, 4098, seed += 3, stream(), t);
+      expect_gemv(33, 4097, 34, seed += 3, stream(), t);
+      expect_gemv(300, 2000, 300, seed += 3, stream(), t, 1); // misaligned A: 8-byte loads
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST_F(DenseGemv, LargeDenseGemvIsEquivalentToRef)
+{
+  // 3001 x 3000 doubles = 72 MB: past the L2, and neither dimension a multiple of anything.
+  expect_gemv(3001, 3000, 3002, 4242, stream());
+  expect_gemv(4097, 4097, 4097, 4343, stream());
+}
+
+// --- CSR SpMV ----------------------------------------------------------------------------------------------
+
+void expect_spmv(const Csr &A, std::uint64_t seed, cudaStream_t s)
+{
+  SCOPED_TRACE("csr " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " nnz " + std::to_string(A.colind.size()));
+  const std::vector<double> x = random_vector(static_cast<std::size_t>(A.cols), seed);
+  DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+  DeviceBuffer<double> va = upload(A.values), dx = upload(x), dy(static_cast<std::size_t>(A.rows));
+  poison(dy.data(), dy.size());
+  k::csr_spmv(A.rows, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), va.data(), dx.data(), dy.data(), s);
+  const std::vector<double> y = download(dy.data(), dy.size());
+  for (index_t r = 0; r < A.rows; ++r) {
+    double ref = 0, scale = 0;
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
+      ref += A.values[j] * x[A.colind[j]];
+      scale += std::abs(A.values[j] * x[A.colind[j]]);
+    }
+    const double len = A.rowptr[r + 1] - A.rowptr[r];
+    ASSERT_LE(std::abs(y[r] - ref), 2 * (len + 1) * eps * scale) << "row " << r << " y " << y[r] << " ref " << ref;
+  }
+}
+
+class CsrSpmv : public CudaTest {};
+
+TEST_F(CsrSpmv, CsrSpmvIsEquivalentToRef)
+{
+  std::uint64_t seed = 2000;
+  // Mean row lengths that select each lane count: 1, 2, 4, 8, 16, 32 lanes per row.
+  for (double mean : {0.5, 1.7, 3.0, 6.0, 12.0, 30.0, 80.0})
+    for (index_t rows : odd_sizes()) {
+      expect_spmv(random_csr(rows, rows, mean, seed += 5), seed + 1, stream());
+      expect_spmv(random_csr(rows, rows / 2 + 3, mean, seed += 5), seed + 1, stream()); // rectangular
+      if (HasFatalFailure()) return;
+    }
+  expect_spmv(laplacian(33), 77, stream());
+}
+
+TEST_F(CsrSpmv, LargeCsrSpmvIsEquivalentToRef)
+{
+  expect_spmv(laplacian(2001), 78, stream()); // 4M rows, 20M entries: 280 MB
+}
+
+// --- multi-dot, subtract, combine ---------------------------------------------------------------------------
+
+/// n x k with column stride ldv (padding NaN), plus w.
+struct Block {
+  index_t n, ldv;
+  int k;
+  std::vector<double> V, w;
+};
+
+Block random_block(index_t n, int k, index_t ldv, std::uint64_t seed)
+{
+  Block b{n, ldv, k, std::vector<double>(static_cast<std::size_t>(std::max<index_t>(ldv * k, 0)), nan),
+          random_vector(static_cast<std::size_t>(n), seed)};
+  for (int j = 0; j < k; ++j)
+    for (index_t i = 0; i < n; ++i) b.V[i + j * ldv] = random_entry(seed + 1 + j, i);
+  return b;
+}
+
+void expect_multi_dot(const Block &b, cudaStream_t s, bool w_inside_V = false)
+{
+  SCOPED_TRACE(where(b.n, b.k, b.ldv) + (w_inside_V ? " w = V[:, k-1]" : ""));
+  DeviceBuffer<double> dV = upload(b.V), dw = upload(b.w), out(static_cast<std::size_t>(b.k) + 1);
+  DeviceBuffer<double> ws(k::reduction_workspace_doubles(b.k));
+  const double *w = w_inside_V ? dV.data() + (b.k - 1) * b.ldv : dw.data();
+  std::vector<double> wh(b.w);
+  if (w_inside_V) std::copy(b.V.begin() + (b.k - 1) * b.ldv, b.V.begin() + (b.k - 1) * b.ldv + b.n, wh.begin());
+  poison(out.data(), out.size());
+  k::multi_dot(b.n, b.k, dV.data(), b.ldv, w, out.data(), ws.data(), s);
+  const std::vector<double> got = download(out.data(), out.size());
+  for (int j = 0; j <= b.k; ++j) {
+    double ref = 0, scale = 0;
+    for (index_t i = 0; i < b.n; ++i) {
+      const double v = j < b.k ? b.V[i + j * b.ldv] : wh[i];
+      ref += v * wh[i];
+      scale += std::abs(v * wh[i]);
+    }
+    ASSERT_LE(std::abs(got[j] - ref), 2 * (b.n + 1) * eps * scale) << "output " << j << " got " << got[j] << " ref " << ref;
+  }
+}
+
+class VectorKernels : public CudaTest {};
+
+TEST_F(VectorKernels, MultiDotIsEquivalentToRef)
+{
+  std::uint64_t seed = 3000;
+  for (index_t n : odd_sizes())
+    for (int kk : {0, 1, 2, 7, 8, 9, 17})
+      for (index_t pad : {0, 1, 2}) {
+        const Block b = random_block(n, kk, n + pad, seed += 31);
+        expect_multi_dot(b, stream());
+        if (kk > 0) expect_multi_dot(b, stream(), true); // project's "the columns may include col"
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST_F(VectorKernels, LargeMultiDotIsEquivalentToRef)
+{
+  expect_multi_dot(random_block(index_t(1) << 24, 3, (index_t(1) << 24) + 1, 3500), stream()); // 4 x 128 MB
+}
+
+void expect_subtract(const Block &b, const std::vector<double> &coef, cudaStream_t s, bool exact_zero = false)
+{
+  SCOPED_TRACE(where(b.n, b.k, b.ldv));
+  DeviceBuffer<double> dV = upload(b.V), dw = upload(b.w), dc = upload(coef), out(1);
+  DeviceBuffer<double> ws(k::reduction_workspace_doubles(b.k));
+  poison(out.data(), 1);
+  k::subtract_norm2(b.n, b.k, dV.data(), b.ldv, dc.data(), dw.data(), out.data(), ws.data(), s);
+  const std::vector<double> w = download(dw.data(), dw.size()), nrm2 = download(out.data(), 1);
+  double ref2 = 0, scale2 = 0;
+  for (index_t i = 0; i < b.n; ++i) {
+    double ref = b.w[i], scale = std::abs(b.w[i]);
+    for (int j = 0; j < b.k; ++j) {
+      ref -= coef[j] * b.V[i + j * b.ldv];
+      scale += std::abs(coef[j] * b.V[i + j * b.ldv]);
+    }
+    if (exact_zero) ASSERT_EQ(w[i], 0.0) << "entry " << i;
+    ASSERT_LE(std::abs(w[i] - ref), 2 * (b.k + 1) * eps * scale) << "entry " << i << " w " << w[i] << " ref " << ref;
+    ref2 += ref * ref;
+    scale2 += scale * scale;
+  }
+  if (exact_zero) ASSERT_EQ(nrm2[0], 0.0);
+  ASSERT_LE(std::abs(nrm2[0] - ref2), 4 * (b.n + b.k + 2) * eps * scale2) << "got " << nrm2[0] << " ref " << ref2;
+}
+
+TEST_F(VectorKernels, SubtractNorm2IsEquivalentToRef)
+{
+  std::uint64_t seed = 4000;
+  for (index_t n : odd_sizes())
+    for (int kk : {0, 1, 2, 5, 8, 9})
+      for (index_t pad : {0, 1, 2}) {
+        const Block b = random_block(n, kk, n + pad, seed += 17);
+        expect_subtract(b, random_vector(static_cast<std::size_t>(kk), seed + 99), stream());
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST_F(VectorKernels, PlantedZeroSubtractIsEquivalentToRef)
+{
+  // beta = 0 planted: w is exactly V c with small integers everywhere, so w - V c is exactly zero in
+  // any order of operations; the kernel must return a zero vector and a zero norm, not a rounding residue.
+  for (index_t n : odd_sizes())
+    for (int kk : {1, 2, 5}) {
+      Block b = random_block(n, kk, n + 1, 4500 + n + kk);
+      std::vector<double> c(static_cast<std::size_t>(kk));
+      for (int j = 0; j < kk; ++j) c[j] = std::round(3 * random_entry(77, j));
+      for (index_t i = 0; i < n; ++i) {
+        b.w[i] = 0;
+        for (int j = 0; j < kk; ++j) {
+          double &v = b.V[i + j * b.ldv];
+          v = std::round(8 * v);
+          b.w[i] += c[j] * v;
+        }
+      }
+      expect_subtract(b, c, stream(), true);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST_F(VectorKernels, LargeSubtractNorm2IsEquivalentToRef)
+{
+  const Block b = random_block(index_t(1) << 24, 2, index_t(1) << 24, 4800);
+  expect_subtract(b, {0.75, -1.25}, stream());
+}
+
+TEST_F(VectorKernels, CombineIsEquivalentToRef)
+{
+  std::uint64_t seed = 5000;
+  for (index_t n : odd_sizes())
+    for (int kk : {0, 1, 3, 4, 9})
+      for (index_t pad : {0, 1}) {
+        SCOPED_TRACE(where(n, kk, n + pad));
+        const Block b = random_block(n, kk, n + pad, seed += 13);
+        const std::vector<double> c = random_vector(static_cast<std::size_t>(kk), seed + 5);
+        DeviceBuffer<double> dV = upload(b.V), dc = upload(c), dy(static_cast<std::size_t>(n));
+        poison(dy.data(), dy.size());
+        k::combine(n, kk, dV.data(), n + pad, dc.data(), dy.data(), stream());
+        const std::vector<double> y = download(dy.data(), dy.size());
+        for (index_t i = 0; i < n; ++i) {
+          double ref = 0, scale = 0;
+          for (int j = 0; j < kk; ++j) {
+            ref += c[j] * b.V[i + j * (n + pad)];
+            scale += std::abs(c[j] * b.V[i + j * (n + pad)]);
+          }
+          ASSERT_LE(std::abs(y[i] - ref), 2 * (kk + 1) * eps * scale) << "entry " << i;
+        }
+      }
+}
+
+TEST_F(VectorKernels, ScaleIsEquivalentToRef)
+{
+  for (index_t n : odd_sizes()) {
+    const std::vector<double> v = random_vector(static_cast<std::size_t>(n), 6000 + n);
+    DeviceBuffer<double> dv = upload(v);
+    k::scale(n, -0.37, dv.data(), stream());
+    const std::vector<double> got = download(dv.data(), dv.size());
+    for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], v[i] * -0.37) << "entry " << i; // one rounding: exact
+  }
+}
+
+TEST_F(VectorKernels, SetRandomIsEquivalentToRef)
+{
+  for (index_t n : odd_sizes()) {
+    DeviceBuffer<double> dv(static_cast<std::size_t>(n));
+    poison(dv.data(), dv.size());
+    k::set_random(n, 0xabcdefULL + n, 12345, dv.data(), stream());
+    const std::vector<double> got = download(dv.data(), dv.size());
+    for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], random_entry(0xabcdefULL + n, 12345 + i)) << "entry " << i;
+  }
+}
+
+} // namespace
+} // namespace cudalanczos::cuda::test
