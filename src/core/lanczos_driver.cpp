@@ -305,12 +305,14 @@ private:
         const double slack = s_.tol * std::max(std::abs(worst), anorm_);
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        // Complete when a converged Ritz value of the complement is worse than every wanted one, or when
-        // the best Ritz value's residual interval [theta - r, theta + r] (which holds an eigenvalue) lies
-        // entirely on the unwanted side: with a random start, a better eigenvalue in the complement would
-        // have drawn the extreme Ritz value to it first. This spares converging a value inside a cluster.
+        // Complete when the best Ritz value of the complement has settled on an eigenvalue (error below
+        // sqrt(tol): the verification needs to know where it is, not to tol) and its residual interval
+        // [theta - r, theta + r] lies entirely on the unwanted side; or when a converged one is worse than
+        // every wanted value. A Ritz value that has not settled says nothing: a copy of a wanted
+        // eigenvalue may still be on its way (small active spaces, clustered spectra).
+        const bool settled = err[0] <= std::sqrt(s_.tol);
         const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
-                              (newconv == 0 && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
+                              (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
         if (complete && found == 0) done = true, r.reason = Reason::Converged;
         else if (complete) inject = true; // new wanted values turned up: look once more
         else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;

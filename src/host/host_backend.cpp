@@ -55,7 +55,7 @@ void HostBackend::apply_operator(int src, int dst)
 void HostBackend::project(int first, int k, int col, double *out)
 {
   check_column(col);
-  if (k > 0) check_column(first + k - 1);
+  if (k > 0) check_column(first), check_column(first + k - 1);
   const double *w = column(col);
   for (int i = 0; i < k; ++i) {
     const double *v = column(first + i);
@@ -72,7 +72,7 @@ void HostBackend::project(int first, int k, int col, double *out)
 double HostBackend::subtract(int first, int k, const double *coef, int col)
 {
   check_column(col);
-  if (k > 0) check_column(first + k - 1);
+  if (k > 0) check_column(first), check_column(first + k - 1);
   double *w = column(col);
   for (int i = 0; i < k; ++i) {
     const double *v = column(first + i);
@@ -94,7 +94,7 @@ void HostBackend::scale(int col, double alpha)
 void HostBackend::combine(int first, int k, const double *coef, int dst)
 {
   check_column(dst);
-  if (k > 0) check_column(first + k - 1);
+  if (k > 0) check_column(first), check_column(first + k - 1);
   double *y = column(dst);
   std::fill(y, y + n_, 0.0);
   for (int i = 0; i < k; ++i) {

@@ -1,0 +1,896 @@
+// The Lanczos driver with the host reference backend on dense symmetric matrices, against LAPACK dsyev.
+//
+// Every matrix comes from a std::mt19937_64 seed that SCOPED_TRACE prints on failure, so any failure
+// reproduces alone. What is checked, and why the tolerances are what they are (tol = 1e-10, eps the
+// machine epsilon, ||A|| = max |lambda|):
+//
+//   residual      for every returned pair, the TRUE residual ||A x - theta x|| computed here from the
+//                 returned basis column (not the driver's estimate) is <= 10 tol |theta| (the driver's
+//                 default relative error), or <= 10 n eps ||A|| when that is larger. The driver stops on
+//                 its estimate |beta y_m| < tol |theta|; with full reorthogonalization the estimate and
+//                 the true residual differ by O(sqrt(n) eps ||A||), and forming A x here costs up to
+//                 n eps ||A|| more: no residual can be certified below that floor, whatever |theta| is.
+//                 (It matters for values that are 0 in exact arithmetic, and for the extra pairs the
+//                 driver returns when the Krylov space becomes invariant: their estimate is then
+//                 exactly 0.) Spectra are built so that the wanted values are far above the floor,
+//                 except graded ones, where only the largest values are wanted.
+//   orthonormal   ||X^T X - I||_max <= 1e-10 over the returned vectors.
+//   eigenvalues   the returned values are the nev wanted ones, multiplicities included: sorted by the
+//                 `which` key they equal LAPACK's nev best keys, and as a multiset they match LAPACK
+//                 eigenvalues one to one. Tolerance from Kahan's theorem (X orthonormal, k columns, R =
+//                 A X - X Theta: k eigenvalues of A lie within ||R||_2 <= ||R||_F of the theta_i), with
+//                 the ||R||_F computed here, doubled, plus the departure from orthonormality times ||A||
+//                 and 100 n eps ||A|| for dsyev's own backward error. This bound holds for clusters and
+//                 exact multiplicities alike (no gap enters); the residual^2/gap bound would be much
+//                 tighter for isolated values, but needs a gap that clustered spectra do not have.
+#include "core/backend.hpp"
+#include "core/lanczos_driver.hpp"
+#include "host/host_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+// Reference LAPACK (gfortran): character arguments carry a hidden length, passed last.
+void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
+            const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
+void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
+             int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
+             const int *lwork, int *info);
+}
+
+namespace {
+
+using namespace cudalanczos;
+using Vec = std::vector<double>;
+
+constexpr double eps = std::numeric_limits<double>::epsilon();
+constexpr double kTol = 1e-10;
+constexpr double kOrthTol = 1e-10;
+
+// ------------------------------------------------------------------------------------------------
+// Random numbers: explicit bit manipulation rather than std::uniform_real_distribution, whose output
+// the standard leaves to the library; mt19937_64 itself is fully specified.
+struct Rng {
+  std::mt19937_64 gen;
+  explicit Rng(std::uint64_t seed) : gen(seed) {}
+  double uniform01() { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
+  double uniform(double a, double b) { return a + (b - a) * uniform01(); }
+  int integer(int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<std::uint64_t>(hi - lo + 1)); }
+  double normal()
+  {
+    const double u = 1.0 - uniform01(); // (0, 1]
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * uniform01());
+  }
+};
+
+/// A dense symmetric matrix, column-major.
+struct Dense {
+  int n = 0;
+  Vec a;
+  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
+  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
+  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
+  void matvec(const double *x, double *y) const
+  {
+    std::fill(y, y + n, 0.0);
+    for (int j = 0; j < n; ++j) {
+      const double xj = x[j];
+      const double *col = a.data() + static_cast<std::size_t>(j) * n;
+      for (int i = 0; i < n; ++i) y[i] += col[i] * xj;
+    }
+  }
+};
+
+/// A random orthogonal matrix: the Q of the Householder QR (dgeqrf + dorgqr) of a Gaussian matrix.
+Vec random_orthogonal(Rng &rng, int n)
+{
+  Vec q(static_cast<std::size_t>(n) * n);
+  for (double &x : q) x = rng.normal();
+  Vec tau(n);
+  int info = 0, lwork = -1;
+  double wq = 0;
+  dgeqrf_(&n, &n, q.data(), &n, tau.data(), &wq, &lwork, &info);
+  lwork = std::max(1, static_cast<int>(wq));
+  Vec work(lwork);
+  dgeqrf_(&n, &n, q.data(), &n, tau.data(), work.data(), &lwork, &info);
+  EXPECT_EQ(info, 0);
+  lwork = -1;
+  dorgqr_(&n, &n, &n, q.data(), &n, tau.data(), &wq, &lwork, &info);
+  lwork = std::max(1, static_cast<int>(wq));
+  work.assign(lwork, 0.0);
+  dorgqr_(&n, &n, &n, q.data(), &n, tau.data(), work.data(), &lwork, &info);
+  EXPECT_EQ(info, 0);
+  return q;
+}
+
+/// Q diag(d) Q^T, exactly symmetric (the lower triangle is computed and mirrored).
+Dense planted(Rng &rng, const Vec &d)
+{
+  const int n = static_cast<int>(d.size());
+  const Vec q = random_orthogonal(rng, n);
+  Vec qd(q); // Q diag(d)
+  for (int k = 0; k < n; ++k)
+    for (int i = 0; i < n; ++i) qd[i + static_cast<std::size_t>(k) * n] *= d[k];
+  Dense A(n);
+  for (int j = 0; j < n; ++j) {
+    double *col = &A(0, j);
+    for (int k = 0; k < n; ++k) {
+      const double qjk = q[j + static_cast<std::size_t>(k) * n];
+      const double *src = qd.data() + static_cast<std::size_t>(k) * n;
+      for (int i = j; i < n; ++i) col[i] += src[i] * qjk;
+    }
+    for (int i = j + 1; i < n; ++i) A(j, i) = A(i, j);
+  }
+  return A;
+}
+
+/// Eigenvalues of A by LAPACK dsyev, ascending.
+Vec lapack_eigenvalues(const Dense &A)
+{
+  int n = A.n, info = 0, lwork = -1;
+  Vec a = A.a, w(n);
+  double wq = 0;
+  dsyev_("N", "L", &n, a.data(), &n, w.data(), &wq, &lwork, &info, 1, 1);
+  lwork = std::max(1, static_cast<int>(wq));
+  Vec work(lwork);
+  dsyev_("N", "L", &n, a.data(), &n, w.data(), work.data(), &lwork, &info, 1, 1);
+  EXPECT_EQ(info, 0) << "dsyev failed";
+  return w;
+}
+
+double which_key(Which which, double target, double lambda)
+{
+  switch (which) {
+  case Which::LargestAlgebraic: return -lambda;
+  case Which::SmallestAlgebraic: return lambda;
+  case Which::LargestMagnitude: return -std::abs(lambda);
+  case Which::SmallestMagnitude: return std::abs(lambda);
+  case Which::TargetMagnitude:
+  case Which::TargetReal: return std::abs(lambda - target);
+  }
+  return 0;
+}
+
+const char *which_name(Which w)
+{
+  switch (w) {
+  case Which::LargestAlgebraic: return "LA";
+  case Which::SmallestAlgebraic: return "SA";
+  case Which::LargestMagnitude: return "LM";
+  case Which::SmallestMagnitude: return "SM";
+  case Which::TargetMagnitude: return "TM";
+  case Which::TargetReal: return "TR";
+  }
+  return "?";
+}
+
+int slepc_default_ncv(int n, int nev) { return std::min(n, std::max(2 * nev, nev + 15)); }
+
+Settings default_settings(int n, int nev, Which which)
+{
+  Settings s;
+  s.nev = nev;
+  s.ncv = slepc_default_ncv(n, nev);
+  s.which = which;
+  s.tol = kTol;
+  s.max_it = 2000;
+  return s;
+}
+
+std::string describe(const Vec &v, std::size_t count = 30)
+{
+  std::ostringstream os;
+  os.precision(17);
+  os << "[";
+  for (std::size_t i = 0; i < std::min(count, v.size()); ++i) os << (i ? " " : "") << v[i];
+  if (v.size() > count) os << " ...";
+  os << "]";
+  return os.str();
+}
+
+struct Solved {
+  Result result;
+  std::vector<Vec> vectors; // the returned basis columns, one per returned eigenvalue
+};
+
+Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
+{
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(basis_columns_needed(s));
+  Solved out;
+  out.result = solve(b, s, cb);
+  for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
+    Vec x(A.n);
+    b.get_column(static_cast<int>(j), x.data());
+    out.vectors.push_back(std::move(x));
+  }
+  return out;
+}
+
+/// The full battery of checks on a converged solve with the default (relative) error.
+void check_solution(const Dense &A, const Settings &s, const Solved &sol)
+{
+  const Result &r = sol.result;
+  const int n = A.n;
+  const Vec ref = lapack_eigenvalues(A);
+  double anorm = 0;
+  for (double l : ref) anorm = std::max(anorm, std::abs(l));
+
+  ASSERT_EQ(r.reason, Reason::Converged) << to_string(r.reason) << " after " << r.its << " iterations, nconv "
+                                         << r.nconv << ", values " << describe(r.eigenvalues);
+  ASSERT_GE(r.nconv, s.nev);
+  ASSERT_GE(static_cast<int>(r.eigenvalues.size()), r.nconv);
+  ASSERT_EQ(r.errors.size(), r.eigenvalues.size());
+  const int k = r.nconv;
+
+  // Converged pairs: finite, error estimate below tol, sorted best first.
+  for (int i = 0; i < k; ++i) {
+    ASSERT_TRUE(std::isfinite(r.eigenvalues[i])) << "eigenvalue " << i;
+    EXPECT_LT(r.errors[i], s.tol) << "error estimate of pair " << i;
+    if (i > 0) {
+      EXPECT_LE(which_key(s.which, s.target, r.eigenvalues[i - 1]), which_key(s.which, s.target, r.eigenvalues[i]))
+          << "pairs " << i - 1 << ", " << i << " not sorted by which: " << describe(r.eigenvalues);
+    }
+  }
+
+  // True residuals of every converged pair, and ||R||_F for Kahan's bound.
+  double rf2 = 0, worst_res = 0;
+  Vec ax(n);
+  for (int i = 0; i < k; ++i) {
+    const Vec &x = sol.vectors[i];
+    A.matvec(x.data(), ax.data());
+    double res2 = 0;
+    for (int row = 0; row < n; ++row) {
+      const double d = ax[row] - r.eigenvalues[i] * x[row];
+      ASSERT_TRUE(std::isfinite(d)) << "vector " << i << " row " << row;
+      res2 += d * d;
+    }
+    rf2 += res2;
+    const double theta = r.eigenvalues[i];
+    const double floor = 10 * n * eps * anorm;
+    const double rel = theta != 0 ? std::sqrt(res2) / std::abs(theta) : std::sqrt(res2);
+    worst_res = std::max(worst_res, rel);
+    EXPECT_LE(std::sqrt(res2), std::max(10 * s.tol * std::abs(theta), floor))
+        << "true residual of pair " << i << " (theta " << theta << ", estimate " << r.errors[i]
+        << ", relative " << rel << ")";
+  }
+
+  // Orthonormality of the returned vectors.
+  double orth = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double dot = 0;
+      for (int row = 0; row < n; ++row) dot += sol.vectors[i][row] * sol.vectors[j][row];
+      orth = std::max(orth, std::abs(dot - (i == j ? 1.0 : 0.0)));
+    }
+  EXPECT_LE(orth, kOrthTol) << "returned vectors not orthonormal";
+  EXPECT_LE(r.orthogonality, kOrthTol) << "the driver's own orthogonality measure";
+
+  // Eigenvalues: Kahan's bound (see the top of the file).
+  const double eig_tol = 2 * std::sqrt(rf2) + (2 * k * orth + 100 * n * eps) * anorm;
+  // (a) the keys of the nev returned values equal the nev best keys of A's spectrum.
+  Vec ref_keys(ref.size()), got_keys(k);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref_keys[i] = which_key(s.which, s.target, ref[i]);
+  for (int i = 0; i < k; ++i) got_keys[i] = which_key(s.which, s.target, r.eigenvalues[i]);
+  std::sort(ref_keys.begin(), ref_keys.end());
+  std::sort(got_keys.begin(), got_keys.end());
+  for (int i = 0; i < s.nev; ++i)
+    EXPECT_NEAR(got_keys[i], ref_keys[i], eig_tol)
+        << "wanted value " << i << " (by " << which_name(s.which) << ") missing or wrong; returned "
+        << describe(r.eigenvalues) << ", LAPACK " << describe(ref, 60);
+  // (b) the converged values are eigenvalues of A, each LAPACK eigenvalue used at most once (greedy
+  // matching of two sorted lists is optimal in one dimension).
+  Vec got(r.eigenvalues.begin(), r.eigenvalues.begin() + k);
+  std::sort(got.begin(), got.end());
+  std::size_t p = 0;
+  for (int i = 0; i < k; ++i) {
+    while (p < ref.size() && ref[p] < got[i] - eig_tol) ++p;
+    const bool match = p < ref.size() && std::abs(ref[p] - got[i]) <= eig_tol;
+    EXPECT_TRUE(match) << "returned " << got[i] << " is not a (distinct) eigenvalue of A within " << eig_tol
+                       << "; LAPACK " << describe(ref, 60);
+    if (match) ++p;
+  }
+  SCOPED_TRACE("worst relative residual " + std::to_string(worst_res));
+}
+
+// ------------------------------------------------------------------------------------------------
+// The seeded sweep.
+
+enum class Spectrum { Uniform, Clustered, Graded, Multiple, NegativeDefinite, Indefinite, Wigner };
+
+const char *spectrum_name(Spectrum s)
+{
+  switch (s) {
+  case Spectrum::Uniform: return "uniform";
+  case Spectrum::Clustered: return "clustered";
+  case Spectrum::Graded: return "graded";
+  case Spectrum::Multiple: return "multiple";
+  case Spectrum::NegativeDefinite: return "negative-definite";
+  case Spectrum::Indefinite: return "indefinite";
+  case Spectrum::Wigner: return "wigner";
+  }
+  return "?";
+}
+
+/// A value of magnitude in [0.02, 1] and random sign (positive only if `positive`).
+double away_from_zero(Rng &rng, bool positive)
+{
+  const double m = rng.uniform(0.02, 1.0);
+  return positive || rng.uniform01() < 0.5 ? m : -m;
+}
+
+Vec make_spectrum(Rng &rng, Spectrum kind, int n, bool definite)
+{
+  Vec d;
+  switch (kind) {
+  case Spectrum::Uniform: // positive, uniform in [0.02, 1]
+    for (int i = 0; i < n; ++i) d.push_back(rng.uniform(0.02, 1.0));
+    break;
+  case Spectrum::NegativeDefinite:
+    for (int i = 0; i < n; ++i) d.push_back(-rng.uniform(0.02, 1.0));
+    break;
+  case Spectrum::Indefinite: // both signs, |lambda| >= 0.02
+    for (int i = 0; i < n; ++i) d.push_back(away_from_zero(rng, false));
+    break;
+  case Spectrum::Graded: // log-uniform in [1e-8, 1]
+    for (int i = 0; i < n; ++i) d.push_back(std::pow(10.0, -8.0 * rng.uniform01()));
+    break;
+  case Spectrum::Clustered: // groups of 1..6 values within a relative 1e-12..1e-6 of a centre
+    while (static_cast<int>(d.size()) < n) {
+      const double centre = away_from_zero(rng, definite);
+      const double spread = std::pow(10.0, rng.uniform(-12, -6));
+      const int size = rng.integer(1, 6);
+      for (int i = 0; i < size && static_cast<int>(d.size()) < n; ++i)
+        d.push_back(centre * (1 + spread * rng.uniform(-1, 1)));
+    }
+    break;
+  case Spectrum::Multiple: // exact multiplicities 1..5 (exact in d; A = Q d Q^T up to rounding)
+    while (static_cast<int>(d.size()) < n) {
+      const double value = away_from_zero(rng, definite);
+      const int mult = rng.integer(1, 5);
+      for (int i = 0; i < mult && static_cast<int>(d.size()) < n; ++i) d.push_back(value);
+    }
+    break;
+  case Spectrum::Wigner: break; // not planted
+  }
+  return d;
+}
+
+struct Case {
+  std::uint64_t seed = 0;
+  int n = 0;
+  Spectrum spectrum = Spectrum::Uniform;
+  bool definite = true;
+  double scale = 1;
+  std::uint64_t matrix_seed = 0;
+  Settings settings;
+  Dense A{0};
+  std::string text() const
+  {
+    std::ostringstream os;
+    os << "case seed " << seed << ": n " << n << ", " << spectrum_name(spectrum) << " x " << scale << ", which "
+       << which_name(settings.which) << ", nev " << settings.nev << ", ncv " << settings.ncv;
+    if (settings.which == Which::TargetMagnitude) os << ", target " << settings.target;
+    return os.str();
+  }
+};
+
+constexpr std::uint64_t kSweepSeed = 20240611;
+#ifndef SWEEP_CASES
+#define SWEEP_CASES 300
+#endif
+constexpr int kSweepCases = SWEEP_CASES;
+
+/// Case `index` of the sweep. Everything but the matrix is drawn first, so that `build = false` gives
+/// the same description cheaply (the target, drawn from the spectrum, is then left at 0).
+Case make_case(int index, bool build = true)
+{
+  Case c;
+  c.seed = kSweepSeed * 1000003ULL + static_cast<std::uint64_t>(index);
+  Rng rng(c.seed);
+  c.spectrum = static_cast<Spectrum>(rng.integer(0, 6));
+  const double u = rng.uniform01();
+  Which which = u < 0.27 ? Which::LargestAlgebraic
+              : u < 0.54 ? Which::SmallestAlgebraic
+              : u < 0.76 ? Which::LargestMagnitude
+              : u < 0.92 ? Which::SmallestMagnitude
+                         : Which::TargetMagnitude;
+  // Graded: the small end is out of reach of a relative tolerance (|lambda| 1e-8 against rounding at
+  // eps ||A||) and the values there have relative gaps of 1e-8: wanted are the large ones only.
+  if (c.spectrum == Spectrum::Graded && which != Which::LargestAlgebraic) which = Which::LargestMagnitude;
+  c.n = rng.uniform01() < 0.1 ? rng.integer(1, 19) : rng.integer(20, 400);
+  // Interior problems converge only slowly without a spectral transformation: a target inside the
+  // spectrum gets a smaller n and a generous ncv.
+  const bool interior = which == Which::TargetMagnitude;
+  if (interior) c.n = std::min(c.n, rng.integer(20, 150));
+  switch (c.spectrum) {
+  case Spectrum::Indefinite:
+  case Spectrum::Wigner: c.definite = false; break;
+  case Spectrum::Clustered:
+  case Spectrum::Multiple: c.definite = rng.uniform01() < 0.5; break;
+  default: c.definite = true;
+  }
+  // Smallest magnitude of an indefinite spectrum is an interior problem too (and for Wigner matrices
+  // the values near 0 are dense and tiny, out of reach of a relative tolerance): smallest algebraic.
+  if (which == Which::SmallestMagnitude && !c.definite) which = Which::SmallestAlgebraic;
+  c.scale = std::pow(10.0, static_cast<double>(rng.integer(-3, 3)));
+  const int nev = rng.integer(1, std::min(20, c.n));
+  c.settings = default_settings(c.n, nev, which);
+  c.settings.seed = rng.gen();
+  c.matrix_seed = rng.gen();
+  if (interior) c.settings.ncv = std::min(c.n, std::max(4 * nev, nev + 60));
+  if (!build) return c;
+
+  Rng mrng(c.matrix_seed);
+  if (c.spectrum == Spectrum::Wigner) {
+    c.A = Dense(c.n);
+    for (int j = 0; j < c.n; ++j)
+      for (int i = j; i < c.n; ++i) c.A(i, j) = c.A(j, i) = mrng.uniform(-1, 1);
+  } else {
+    c.A = planted(mrng, make_spectrum(mrng, c.spectrum, c.n, c.definite));
+  }
+  for (double &x : c.A.a) x *= c.scale;
+  if (interior) { // a target strictly inside the spectrum
+    const Vec w = lapack_eigenvalues(c.A);
+    c.settings.target = mrng.uniform(w.front(), w.back());
+  }
+  return c;
+}
+
+class Sweep : public ::testing::TestWithParam<int> {};
+
+TEST_P(Sweep, MatchesLapack)
+{
+  const Case c = make_case(GetParam());
+  SCOPED_TRACE(c.text());
+  const auto t0 = std::chrono::steady_clock::now();
+  const Solved sol = run_solver(c.A, c.settings);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  SCOPED_TRACE("its " + std::to_string(sol.result.its) + ", matvecs " + std::to_string(sol.result.matvecs) +
+               ", " + std::to_string(secs) + " s");
+  check_solution(c.A, c.settings, sol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, Sweep, ::testing::Range(0, kSweepCases));
+
+TEST(Sweep, CoversEveryKind)
+{
+  // The sweep's draw covers every spectrum and every `which` (guards against a generator change that
+  // would silently drop a family).
+  std::vector<int> spectra(7), whiches(6);
+  int small = 0, multiple_wanted = 0;
+  for (int i = 0; i < kSweepCases; ++i) {
+    const Case c = make_case(i, false);
+    ++spectra[static_cast<int>(c.spectrum)];
+    ++whiches[static_cast<int>(c.settings.which)];
+    small += c.n < 20;
+    multiple_wanted += c.spectrum == Spectrum::Multiple && c.settings.nev > 1;
+  }
+  for (int k = 0; k < 7; ++k) EXPECT_GE(spectra[k], 5) << spectrum_name(static_cast<Spectrum>(k));
+  for (int k = 0; k < 5; ++k) EXPECT_GE(whiches[k], 3) << which_name(static_cast<Which>(k));
+  EXPECT_GE(small, 3);
+  EXPECT_GE(multiple_wanted, 5);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The thesis variant: largest eigenpair, no reorthogonalization, no restart.
+
+TEST(Thesis, LargestEigenvalueOfPositiveMatrices)
+{
+  Rng rng(777);
+  for (int t = 0; t < 8; ++t) {
+    const int n = rng.integer(50, 500);
+    Dense A(n);
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) A(i, j) = A(j, i) = rng.uniform01();
+    Settings s;
+    s.variant = Variant::Thesis;
+    s.reorthogonalization = Reorthogonalization::None;
+    s.which = Which::LargestAlgebraic;
+    s.nev = 1;
+    s.ncv = n;
+    s.max_it = n;
+    s.tol = kTol;
+    s.seed = rng.gen();
+    SCOPED_TRACE("thesis trial " + std::to_string(t) + ", n " + std::to_string(n));
+    const Solved sol = run_solver(A, s);
+    const Result &r = sol.result;
+    const Vec ref = lapack_eigenvalues(A);
+    ASSERT_EQ(r.reason, Reason::Converged) << to_string(r.reason);
+    ASSERT_EQ(r.nconv, 1);
+    ASSERT_EQ(r.eigenvalues.size(), 1u);
+    EXPECT_NEAR(r.eigenvalues[0], ref.back(), 1e-8 * std::abs(ref.back()));
+    EXPECT_LT(r.errors[0], s.tol);
+    EXPECT_LE(r.its, n);
+    EXPECT_EQ(r.matvecs, r.its + 1) << "one matvec per step plus the explicit residual";
+    // The explicit residual of the returned (unit) vector.
+    Vec ax(n);
+    A.matvec(sol.vectors[0].data(), ax.data());
+    double res = 0, nrm = 0;
+    for (int i = 0; i < n; ++i) {
+      res += (ax[i] - r.eigenvalues[0] * sol.vectors[0][i]) * (ax[i] - r.eigenvalues[0] * sol.vectors[0][i]);
+      nrm += sol.vectors[0][i] * sol.vectors[0][i];
+    }
+    EXPECT_NEAR(nrm, 1.0, 1e-12);
+    EXPECT_LT(std::sqrt(res) / std::abs(r.eigenvalues[0]), s.tol);
+  }
+}
+
+TEST(Thesis, WithFullReorthogonalizationAndSmallestAlgebraic)
+{
+  // The thesis variant with the other options: same answer as LAPACK.
+  Rng rng(4242);
+  const int n = 120;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = rng.uniform(1, 2);
+  d[7] = 0.25; // well separated smallest
+  const Dense A = planted(rng, d);
+  for (Reorthogonalization ro : {Reorthogonalization::Full, Reorthogonalization::None}) {
+    Settings s;
+    s.variant = Variant::Thesis;
+    s.reorthogonalization = ro;
+    s.which = Which::SmallestAlgebraic;
+    s.nev = 1;
+    s.ncv = n;
+    s.max_it = n;
+    s.tol = kTol;
+    SCOPED_TRACE(to_string(ro));
+    const Solved sol = run_solver(A, s);
+    ASSERT_EQ(sol.result.reason, Reason::Converged);
+    EXPECT_NEAR(sol.result.eigenvalues[0], 0.25, 1e-12);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Breakdowns: invariant subspaces found early (beta = 0), tiny problems.
+
+Dense diagonal(const Vec &d)
+{
+  Dense A(static_cast<int>(d.size()));
+  for (int i = 0; i < A.n; ++i) A(i, i) = d[i];
+  return A;
+}
+
+void expect_no_nan(const Result &r)
+{
+  for (double v : r.eigenvalues) EXPECT_TRUE(std::isfinite(v));
+  for (double v : r.errors) EXPECT_TRUE(std::isfinite(v));
+}
+
+/// Absolute residual check, for breakdown cases where eigenvalues are 0 in exact arithmetic and the
+/// relative error is meaningless: ||A x - theta x|| <= 10 tol ||A||, and the values match LAPACK.
+void check_absolute(const Dense &A, const Settings &s, const Solved &sol, double anorm)
+{
+  const Result &r = sol.result;
+  expect_no_nan(r);
+  ASSERT_EQ(r.reason, Reason::Converged) << to_string(r.reason);
+  ASSERT_GE(r.nconv, s.nev);
+  Vec ref = lapack_eigenvalues(A);
+  std::stable_sort(ref.begin(), ref.end(), [&](double a, double b) {
+    return which_key(s.which, s.target, a) < which_key(s.which, s.target, b);
+  });
+  Vec got(r.eigenvalues.begin(), r.eigenvalues.begin() + s.nev), want(ref.begin(), ref.begin() + s.nev);
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  for (int i = 0; i < s.nev; ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * std::max(anorm, 1.0)) << "value " << i;
+  Vec ax(A.n);
+  for (int i = 0; i < r.nconv; ++i) {
+    A.matvec(sol.vectors[i].data(), ax.data());
+    double res = 0, nrm = 0;
+    for (int row = 0; row < A.n; ++row) {
+      const double dd = ax[row] - r.eigenvalues[i] * sol.vectors[i][row];
+      res += dd * dd;
+      nrm += sol.vectors[i][row] * sol.vectors[i][row];
+    }
+    EXPECT_NEAR(nrm, 1.0, 1e-10) << "vector " << i;
+    EXPECT_LE(std::sqrt(res), 10 * s.tol * std::max(anorm, 1e-300)) << "pair " << i;
+  }
+  EXPECT_LE(r.orthogonality, kOrthTol);
+}
+
+TEST(Breakdown, Identity)
+{
+  const Dense A = diagonal(Vec(50, 1.0));
+  for (Which w : {Which::LargestMagnitude, Which::SmallestAlgebraic}) {
+    Settings s = default_settings(50, 5, w);
+    SCOPED_TRACE(which_name(w));
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    EXPECT_GE(sol.result.breakdowns, 1);
+  }
+}
+
+TEST(Breakdown, ZeroMatrix)
+{
+  // Every eigenvalue is 0: the default relative error is the absolute residual (theta == 0), which is
+  // exactly 0 here.
+  const Dense A(30);
+  Settings s = default_settings(30, 3, Which::LargestMagnitude);
+  const Solved sol = run_solver(A, s);
+  expect_no_nan(sol.result);
+  ASSERT_EQ(sol.result.reason, Reason::Converged) << to_string(sol.result.reason);
+  ASSERT_GE(sol.result.nconv, 3);
+  for (int i = 0; i < sol.result.nconv; ++i) {
+    EXPECT_EQ(sol.result.eigenvalues[i], 0.0);
+    double nrm = 0;
+    for (double x : sol.vectors[i]) nrm += x * x;
+    EXPECT_NEAR(nrm, 1.0, 1e-12);
+  }
+  EXPECT_LE(sol.result.orthogonality, kOrthTol);
+}
+
+TEST(Breakdown, DiagonalWithRepeatedEntries)
+{
+  // diag(5 5 5 4 4 3 ... ) with the entries shuffled: each Lanczos step from a random vector finds one
+  // direction per distinct value, so the Krylov space is invariant after 4 steps (beta = 0).
+  Vec d;
+  for (double v : {5.0, 5.0, 5.0, 4.0, 4.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0})
+    d.push_back(v);
+  Rng rng(9);
+  for (std::size_t i = d.size() - 1; i > 0; --i) std::swap(d[i], d[rng.integer(0, static_cast<int>(i))]);
+  const Dense A = diagonal(d);
+  for (int nev : {1, 3, 4, 6}) {
+    for (Which w : {Which::LargestAlgebraic, Which::SmallestAlgebraic}) {
+      Settings s = default_settings(A.n, nev, w);
+      SCOPED_TRACE("nev " + std::to_string(nev) + " " + which_name(w));
+      const Solved sol = run_solver(A, s);
+      check_solution(A, s, sol);
+    }
+  }
+}
+
+TEST(Breakdown, RankOne)
+{
+  Rng rng(31);
+  const int n = 60;
+  Vec u(n);
+  double uu = 0;
+  for (double &x : u) x = rng.uniform(-1, 1), uu += x * x;
+  Dense A(n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A(i, j) = u[i] * u[j];
+  {
+    Settings s = default_settings(n, 1, Which::LargestAlgebraic);
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    EXPECT_NEAR(sol.result.eigenvalues[0], uu, 1e-12 * uu);
+  }
+  {
+    // The wanted include zero eigenvalues: relative error is meaningless, use res / ||A||.
+    Settings s = default_settings(n, 4, Which::LargestMagnitude);
+    Callbacks cb;
+    cb.error = [uu](double, double res) { return res / uu; };
+    const Solved sol = run_solver(A, s, cb);
+    check_absolute(A, s, sol, uu);
+    EXPECT_NEAR(sol.result.eigenvalues[0], uu, 1e-12 * uu);
+  }
+}
+
+TEST(Breakdown, BasisAsLargeAsTheProblem)
+{
+  // n smaller than SLEPc's default ncv: ncv = n and the Krylov space exhausts the whole space.
+  Rng rng(55);
+  for (int n : {3, 5, 10, 16}) {
+    Vec d(n);
+    for (int i = 0; i < n; ++i) d[i] = rng.uniform(-2, 2);
+    const Dense A = planted(rng, d);
+    for (int nev : {1, n / 2 + 1, n}) {
+      for (Which w : {Which::LargestMagnitude, Which::SmallestAlgebraic}) {
+        Settings s = default_settings(n, nev, w);
+        ASSERT_EQ(s.ncv, n);
+        SCOPED_TRACE("n " + std::to_string(n) + ", nev " + std::to_string(nev) + " " + which_name(w));
+        const Solved sol = run_solver(A, s);
+        check_solution(A, s, sol);
+      }
+    }
+  }
+}
+
+TEST(Breakdown, OneByOne)
+{
+  for (double a : {3.5, -2.0}) {
+    Dense A(1);
+    A(0, 0) = a;
+    Settings s = default_settings(1, 1, Which::LargestMagnitude);
+    ASSERT_EQ(s.ncv, 1);
+    SCOPED_TRACE(a);
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    // x = +-1 and theta = x a x up to the rounding of normalizing a random entry.
+    EXPECT_NEAR(sol.result.eigenvalues[0], a, 4 * eps * std::abs(a));
+    EXPECT_NEAR(std::abs(sol.vectors[0][0]), 1.0, 4 * eps);
+    // The thesis variant on the same.
+    s.variant = Variant::Thesis;
+    s.reorthogonalization = Reorthogonalization::None;
+    const Solved th = run_solver(A, s);
+    ASSERT_EQ(th.result.reason, Reason::Converged);
+    EXPECT_NEAR(th.result.eigenvalues[0], a, 4 * eps * std::abs(a));
+  }
+  Dense Z(1); // the 1 x 1 zero matrix
+  Settings s = default_settings(1, 1, Which::LargestMagnitude);
+  const Solved sol = run_solver(Z, s);
+  expect_no_nan(sol.result);
+  ASSERT_EQ(sol.result.reason, Reason::Converged);
+  EXPECT_EQ(sol.result.eigenvalues[0], 0.0);
+}
+
+TEST(Breakdown, TwoByTwo)
+{
+  Dense A(2);
+  A(0, 0) = 2;
+  A(1, 1) = 2;
+  A(0, 1) = A(1, 0) = 1; // eigenvalues 1 and 3
+  for (int nev : {1, 2}) {
+    for (Which w : {Which::LargestAlgebraic, Which::SmallestAlgebraic, Which::SmallestMagnitude}) {
+      Settings s = default_settings(2, nev, w);
+      SCOPED_TRACE("nev " + std::to_string(nev) + " " + which_name(w));
+      const Solved sol = run_solver(A, s);
+      check_solution(A, s, sol);
+    }
+  }
+  // A multiple of the identity: every vector is an eigenvector, the very first step breaks down.
+  const Dense I2 = diagonal({-4, -4});
+  Settings s = default_settings(2, 2, Which::LargestMagnitude);
+  const Solved sol = run_solver(I2, s);
+  check_solution(I2, s, sol);
+  EXPECT_EQ(sol.result.eigenvalues[0], -4.0);
+  EXPECT_EQ(sol.result.eigenvalues[1], -4.0);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Errors.
+
+TEST(Errors, NaNInTheMatrixThrows)
+{
+  Rng rng(3);
+  Dense A(40);
+  for (int j = 0; j < 40; ++j)
+    for (int i = j; i < 40; ++i) A(i, j) = A(j, i) = rng.uniform(-1, 1);
+  A(17, 23) = A(23, 17) = std::numeric_limits<double>::quiet_NaN();
+  for (Variant v : {Variant::ThickRestart, Variant::Thesis}) {
+    Settings s = default_settings(40, 1, Which::LargestMagnitude);
+    s.variant = v;
+    SCOPED_TRACE(to_string(v));
+    EXPECT_THROW(run_solver(A, s), Error);
+  }
+  A(17, 23) = A(23, 17) = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(run_solver(A, default_settings(40, 2, Which::SmallestAlgebraic)), Error);
+}
+
+TEST(Errors, InvalidSettingsThrow)
+{
+  const Dense A = diagonal({1, 2, 3, 4, 5, 6});
+  auto attempt = [&](Settings s) { return run_solver(A, s); };
+  Settings ok = default_settings(6, 2, Which::LargestAlgebraic);
+  EXPECT_NO_THROW(attempt(ok));
+  Settings s = ok;
+  s.nev = 0;
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.ncv = 7; // > n
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.ncv = 0;
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.nev = 4;
+  s.ncv = 3; // ncv < nev (thick restart)
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.variant = Variant::Thesis;
+  s.nev = 2;
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.tol = 0;
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.tol = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(attempt(s), Error);
+  s = ok;
+  s.max_it = 0;
+  EXPECT_THROW(attempt(s), Error);
+  // A basis too small for ncv.
+  HostBackend b(6, 6, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(basis_columns_needed(ok) - 1);
+  EXPECT_THROW(solve(b, ok, {}), Error);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reproducibility and the multiplicity verification.
+
+TEST(Reproducibility, SameSeedSameBits)
+{
+  for (int index : {3, 11, 40}) {
+    const Case c = make_case(index);
+    SCOPED_TRACE(c.text());
+    const Solved a = run_solver(c.A, c.settings), b = run_solver(c.A, c.settings);
+    ASSERT_EQ(a.result.eigenvalues.size(), b.result.eigenvalues.size());
+    EXPECT_EQ(a.result.its, b.result.its);
+    EXPECT_EQ(a.result.matvecs, b.result.matvecs);
+    EXPECT_EQ(0, std::memcmp(a.result.eigenvalues.data(), b.result.eigenvalues.data(),
+                             a.result.eigenvalues.size() * sizeof(double)))
+        << describe(a.result.eigenvalues) << " vs " << describe(b.result.eigenvalues);
+    for (std::size_t j = 0; j < a.vectors.size(); ++j) EXPECT_EQ(a.vectors[j], b.vectors[j]) << "vector " << j;
+  }
+}
+
+TEST(Reproducibility, InitialVectorIsUsed)
+{
+  // initial_vector: column 0 holds the caller's start vector. An exact eigenvector as start converges
+  // immediately to its eigenvalue; the same vector gives the same bits twice.
+  const Dense A = diagonal({1, 2, 3, 4, 5, 6, 7, 8});
+  Settings s = default_settings(8, 1, Which::LargestAlgebraic);
+  s.initial_vector = true;
+  s.verify = false;
+  Vec e8(8, 0.0);
+  e8[7] = 1;
+  HostBackend b(8, 8, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(basis_columns_needed(s));
+  b.set_column(0, e8.data());
+  const Result r = solve(b, s, {});
+  ASSERT_EQ(r.reason, Reason::Converged);
+  EXPECT_EQ(r.eigenvalues[0], 8.0);
+}
+
+/// Copies of 2 found among the first nconv returned values.
+int copies_of_two(const Result &r)
+{
+  int copies = 0;
+  for (int i = 0; i < r.nconv; ++i) copies += std::abs(r.eigenvalues[i] - 2.0) < 1e-9;
+  return copies;
+}
+
+TEST(Verify, FindsEveryCopyOfATripleEigenvalue)
+{
+  // lambda = 2 three times, then 1.7 and 1.6, the rest in [-1, 1]: the 5 largest are 2 2 2 1.7 1.6.
+  // The wanted values are well separated from the rest, so they converge before rounding errors can
+  // grow the second and third copies of 2 into the Krylov space: only the verification finds those.
+  Rng rng(2718);
+  const int n = 200;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = rng.uniform(-1, 1);
+  d[10] = d[90] = d[150] = 2.0;
+  d[40] = 1.7;
+  d[120] = 1.6;
+  const Dense A = planted(rng, d);
+  const Vec want{2, 2, 2, 1.7, 1.6};
+  for (Which w : {Which::LargestAlgebraic, Which::LargestMagnitude}) {
+    Settings s = default_settings(n, 5, w);
+    s.verify = true;
+    SCOPED_TRACE(which_name(w));
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    EXPECT_EQ(copies_of_two(sol.result), 3) << describe(sol.result.eigenvalues);
+    for (int i = 0; i < 5; ++i) EXPECT_NEAR(sol.result.eigenvalues[i], want[i], 1e-9);
+  }
+  // nev 1: the wanted value is the triple one; verification returns all copies.
+  Settings s1 = default_settings(n, 1, Which::LargestAlgebraic);
+  const Solved one = run_solver(A, s1);
+  check_solution(A, s1, one);
+  EXPECT_EQ(copies_of_two(one.result), 3) << describe(one.result.eigenvalues);
+
+  // verify = false: plain thick restart from one vector. Not asserted (rounding may reveal copies),
+  // only reported, to show that the case exercises the verification.
+  for (int nev : {1, 5}) {
+    Settings off = default_settings(n, nev, Which::LargestAlgebraic);
+    off.verify = false;
+    const Solved plain = run_solver(A, off);
+    std::printf("verify=false, nev %d: %d of 3 copies of 2 in %s\n", nev, copies_of_two(plain.result),
+                describe(plain.result.eigenvalues).c_str());
+  }
+}
+
+} // namespace
