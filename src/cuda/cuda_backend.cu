@@ -17,7 +17,9 @@ namespace cudalanczos::cuda {
 namespace {
 
 // Vector operations for KernelFlavor::Default: the fused custom kernels read w once per project or
-// subtract where cuBLAS needs gemv + dot (two passes); bench/results has the per-operation timings.
+// subtract where cuBLAS needs gemv + dot. Measured per call (bench/results/2026-11-30-h200.md), for
+// k <= 2 and n = 12288 .. 10^6: project 19-27 us against 33-59 us, subtract 22-31 us against 31-58 us;
+// never slower up to n = 2^24, k = 32, where both run at the bandwidth.
 constexpr KernelFlavor kVectorDefault = KernelFlavor::Custom;
 
 // rotate() multiplies V[:,0:k] Q in blocks of rows into a workspace of at most this many doubles, so
@@ -59,7 +61,9 @@ public:
     cublas_ = make_cublas(stream_.get());
     constants_ = DeviceBuffer<double>(3, "cuBLAS constants");
     const double c[3] = {1.0, 0.0, -1.0};
-    CUDALANCZOS_CHECK(cudaMemcpy(constants_.data(), c, sizeof c, cudaMemcpyHostToDevice));
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(constants_.data(), c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
+    // c lives on this stack frame (the copy may be asynchronous for such a small pageable source)
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     if (!op_) {
       host_x_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply input");
       host_y_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply output");

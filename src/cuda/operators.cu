@@ -11,11 +11,12 @@
 namespace cudalanczos::cuda {
 namespace {
 
-// KernelFlavor::Default per matrix type, from bench/results (H200, 2026-11-30):
-//  dense: custom. Both kernels stream the matrix at close to the copy bandwidth for n >= 4096 and the
-//         custom one is ahead at small n, where cuBLAS's dgemv launches more blocks than it has work.
-//  CSR:   vendor (cuSPARSE). On the 2-D Laplacian and the power-law graph it was not slower than the
-//         adaptive vector kernel; the custom kernel stays available as KernelFlavor::Custom.
+// KernelFlavor::Default per matrix type, from bench/results/2026-11-30-h200.md (H200, copy 4202 GB/s):
+//  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
+//         4209 GB/s at n = 8192, cuBLAS 3979) and the custom kernel is never slower; below that it is
+//         ahead by 6-87 % (n = 4096 .. 256), where cuBLAS's dgemv costs more per launch.
+//  CSR:   vendor. cuSPARSE was 1.47x faster on the 2-D Laplacian (5 per row) and 1.16x on the
+//         Chung-Lu graph (16 per row, rows up to 4103); the custom kernel stays as KernelFlavor::Custom.
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
 constexpr KernelFlavor kCsrDefault = KernelFlavor::Vendor;
 
@@ -28,6 +29,11 @@ int resolve_device(int device)
   CUDALANCZOS_CHECK(cudaGetDevice(&current));
   return current;
 }
+
+/// cudaMemcpy from pageable memory and cudaMemset may return before the device has finished them, and
+/// they run on the default stream, which the backend's non-blocking stream does not wait for: without
+/// this wait the first apply() could read a half-uploaded matrix or a workspace not yet zeroed.
+void wait_for_uploads() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
 
 std::string size_text(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
@@ -58,6 +64,7 @@ public:
     } else {
       cublas_ = make_cublas(nullptr);
     }
+    wait_for_uploads();
   }
 
   index_t rows() const override { return rows_; }
@@ -114,6 +121,7 @@ public:
       CUDALANCZOS_CHECK(cudaMemcpy(values_.data(), A.values, values_.bytes(), cudaMemcpyHostToDevice));
     }
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
+    wait_for_uploads();
   }
 
   index_t rows() const override { return rows_; }
@@ -195,9 +203,13 @@ private:
     CUDALANCZOS_CHECK(cusparseSpMV_bufferSize(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_.get(),
                                               x_.get(), &zero, y_.get(), CUDA_R_64F, kAlgorithm, &bytes));
     buffer_ = DeviceBuffer<unsigned char>(bytes, "cuSPARSE SpMV buffer");
-    CUDALANCZOS_CHECK(cusparseSpMV_preprocess(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_.get(),
-                                              x_.get(), &zero, y_.get(), CUDA_R_64F, kAlgorithm, buffer_.data()));
-    CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); // the scratch vectors go out of scope next
+    // Preprocessing analyses the matrix once for faster products; it is an optimization, so a library
+    // that does not offer it for this algorithm is not an error.
+    const cusparseStatus_t preprocess = cusparseSpMV_preprocess(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                                                matrix_.get(), x_.get(), &zero, y_.get(), CUDA_R_64F,
+                                                                kAlgorithm, buffer_.data());
+    if (preprocess != CUSPARSE_STATUS_NOT_SUPPORTED) CUDALANCZOS_CHECK(preprocess);
+    wait_for_uploads(); // the scratch vectors go out of scope next
   }
 
   int device_;

@@ -68,7 +68,16 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
              "-eps_hermitian; for %s problems use another EPS type",
              eps->isgeneralized ? "generalized" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
-  if (!eps->which) eps->which = EPS_LARGEST_MAGNITUDE; // SLEPc's default for a Krylov method with STSHIFT
+  // Deflation vectors (EPSSetDeflationSpace; negative count until EPSSetUp inserts them after this
+  // function) would need the Krylov basis kept orthogonal to them: not implemented, so refuse rather
+  // than return eigenpairs of the undeflated problem.
+  PetscCheck(eps->nds == 0, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "EPSCUDALANCZOS does not support deflation spaces (EPSSetDeflationSpace)");
+  if (!eps->which) { // SLEPc's default for a Krylov method (EPSSetWhichEigenpairs_Default, not exported)
+    PetscBool target;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)eps->st, &target, STSINVERT, STCAYLEY, ""));
+    eps->which = target ? EPS_TARGET_MAGNITUDE : EPS_LARGEST_MAGNITUDE;
+  }
   PetscCall(ToWhich(eps, &which));
   PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
@@ -102,6 +111,16 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
              "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);
 
   PetscCall(EPSAllocateSolution(eps, 0));
+  // With a non-injective ST (STSHELL without a back-transformation) EPSSolve takes the eigenvalues from
+  // the Rayleigh quotients V'AV of the returned vectors through eps->ds (EPSComputeValues), as for
+  // SLEPc's Krylov solvers: that DS must exist (a missing one crashed EPSSolve) and is sized in solve.
+  PetscBool injective;
+  PetscCall(STIsInjective(eps->st, &injective));
+  if (!injective) {
+    if (!eps->ds) PetscCall(EPSGetDS(eps, &eps->ds));
+    PetscCall(DSSetType(eps->ds, DSHEP));
+    PetscCall(DSAllocate(eps->ds, eps->ncv + 1));
+  }
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Setup, eps, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -122,6 +141,17 @@ PetscErrorCode EPSSetUpSort_CUDALanczos(EPS eps)
   }
   eps->sc->map    = nullptr;
   eps->sc->mapobj = nullptr;
+  PetscBool injective;
+  PetscCall(STIsInjective(eps->st, &injective));
+  if (!injective && eps->ds) { // the DS that sorts the Rayleigh quotients (see EPSSetUp_CUDALanczos)
+    SlepcSC sc;
+    PetscCall(DSGetSlepcSC(eps->ds, &sc));
+    sc->rg            = nullptr;
+    sc->comparison    = eps->sc->comparison;
+    sc->comparisonctx = eps->sc->comparisonctx;
+    sc->map           = SlepcMap_ST;
+    sc->mapobj        = (PetscObject)eps->st;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -167,6 +197,12 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   PetscFunctionBegin;
   PetscCall(ToWhich(eps, &which));
+  { // the driver orthogonalizes in the Euclidean inner product: refuse a BV given another (BVSetMatrix)
+    Mat ipmat;
+    PetscCall(BVGetMatrix(eps->V, &ipmat, nullptr));
+    PetscCheck(!ipmat, comm, PETSC_ERR_SUP,
+               "EPSCUDALANCZOS uses the standard inner product; a BV with an inner-product matrix (BVSetMatrix) is not supported");
+  }
   if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps));
   PetscCall(BVCreateVec(eps->V, &hostop.x));
   PetscCall(BVCreateVec(eps->V, &hostop.y));
@@ -246,6 +282,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   }
   eps->nconv = PetscMin((PetscInt)result.nconv, nret);
   eps->its   = result.its;
+  {
+    PetscBool injective;
+    PetscCall(STIsInjective(eps->st, &injective));
+    if (!injective) PetscCall(DSSetDimensions(eps->ds, eps->nconv, 0, 0)); // EPSComputeValues projects onto V[:, 0:nconv]
+  }
   switch (result.reason) {
   case Reason::Converged: eps->reason = EPS_CONVERGED_TOL; break;
   case Reason::MaxIterations: eps->reason = EPS_DIVERGED_ITS; break;

@@ -4,13 +4,20 @@
 #include "core/random.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
+#include "test_matrices.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <vector>
+
+namespace cudalanczos::cuda {
+/// Test names and parameter printouts say "custom" / "vendor" rather than "4-byte object <01-00 00-00>".
+inline void PrintTo(KernelFlavor f, std::ostream *os) { *os << to_string(f); }
+} // namespace cudalanczos::cuda
 
 namespace cudalanczos::cuda::test {
 
@@ -53,17 +60,26 @@ inline std::vector<double> random_vector(std::size_t n, std::uint64_t seed)
   return v;
 }
 
+/// Waits for work queued on the default stream: cudaMemset, and cudaMemcpy from pageable memory, may
+/// return before the device is done, and the tests' kernels run on a non-blocking stream that does not
+/// wait for the default one.
+inline void wait_default_stream() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
+
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T> &h)
 {
   DeviceBuffer<T> d(h.size());
   if (!h.empty()) CUDALANCZOS_CHECK(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  wait_default_stream();
   return d;
 }
 
+/// Device to host, after everything queued anywhere (the kernels under test run on a non-blocking
+/// stream, which a plain cudaMemcpy does not wait for).
 template <class T>
 std::vector<T> download(const T *d, std::size_t count)
 {
+  CUDALANCZOS_CHECK(cudaDeviceSynchronize());
   std::vector<T> h(count);
   if (count) CUDALANCZOS_CHECK(cudaMemcpy(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost));
   return h;
@@ -73,58 +89,7 @@ std::vector<T> download(const T *d, std::size_t count)
 inline void poison(double *d, std::size_t count)
 {
   if (count) CUDALANCZOS_CHECK(cudaMemset(d, 0xff, count * sizeof(double)));
-}
-
-struct Csr {
-  index_t rows = 0, cols = 0;
-  std::vector<int> rowptr{0}, colind;
-  std::vector<double> values;
-};
-
-/// Rows of random length around `mean` (some empty, every 97th very long), random columns (repeats
-/// allowed: they add, as in any CSR product) and values.
-inline Csr random_csr(index_t rows, index_t cols, double mean, std::uint64_t seed)
-{
-  Csr A;
-  A.rows = rows;
-  A.cols = cols;
-  A.rowptr.assign(1, 0);
-  std::int64_t counter = 0;
-  for (index_t r = 0; r < rows; ++r) {
-    int len = static_cast<int>((random_entry(seed, counter++) + 1.0) * mean);
-    if (r % 97 == 5) len = static_cast<int>(5 * mean) + 40;
-    if (cols == 0) len = 0;
-    for (int e = 0; e < len; ++e) {
-      const double u = (random_entry(seed + 1, counter++) + 1.0) / 2.0;
-      A.colind.push_back(std::min<int>(static_cast<int>(u * cols), static_cast<int>(cols) - 1));
-      A.values.push_back(random_entry(seed + 2, counter++));
-    }
-    A.rowptr.push_back(static_cast<int>(A.colind.size()));
-  }
-  return A;
-}
-
-/// The 5-point Laplacian on an m x m grid (m^2 rows).
-inline Csr laplacian(index_t m)
-{
-  Csr A;
-  A.rows = A.cols = m * m;
-  A.rowptr.assign(1, 0);
-  for (index_t i = 0; i < m; ++i)
-    for (index_t j = 0; j < m; ++j) {
-      const index_t r = i * m + j;
-      const auto add = [&](index_t c, double v) {
-        A.colind.push_back(static_cast<int>(c));
-        A.values.push_back(v);
-      };
-      if (i > 0) add(r - m, -1.0);
-      if (j > 0) add(r - 1, -1.0);
-      add(r, 4.0);
-      if (j + 1 < m) add(r + 1, -1.0);
-      if (i + 1 < m) add(r + m, -1.0);
-      A.rowptr.push_back(static_cast<int>(A.colind.size()));
-    }
-  return A;
+  wait_default_stream();
 }
 
 } // namespace cudalanczos::cuda::test

@@ -47,7 +47,7 @@ void expect_gemv(index_t rows, index_t cols, index_t ld, std::uint64_t seed, cud
   DeviceBuffer<double> dA = upload(A), dx = upload(x), dy(static_cast<std::size_t>(rows));
   DeviceBuffer<unsigned char> ws(k::dense_gemv_workspace_bytes(rows, cols));
   if (ws.bytes()) CUDALANCZOS_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
-  poison(dy.data(), dy.size());
+  poison(dy.data(), dy.size()); // also waits for the memset above
   k::dense_gemv(rows, cols, dA.data() + offset, ld, dx.data(), dy.data(), ws.data(), ws.bytes(), s, tuning);
   const std::vector<double> y = download(dy.data(), dy.size());
   for (index_t i = 0; i < rows; ++i)
@@ -127,8 +127,10 @@ TEST_F(CsrSpmv, CsrSpmvIsEquivalentToRef)
   // Mean row lengths that select each lane count: 1, 2, 4, 8, 16, 32 lanes per row.
   for (double mean : {0.5, 1.7, 3.0, 6.0, 12.0, 30.0, 80.0})
     for (index_t rows : odd_sizes()) {
-      expect_spmv(random_csr(rows, rows, mean, seed += 5), seed + 1, stream());
-      expect_spmv(random_csr(rows, rows / 2 + 3, mean, seed += 5), seed + 1, stream()); // rectangular
+      seed += 5;
+      expect_spmv(random_csr(rows, rows, mean, seed), seed + 1, stream());
+      seed += 5;
+      expect_spmv(random_csr(rows, rows / 2 + 3, mean, seed), seed + 1, stream()); // rectangular
       if (HasFatalFailure()) return;
     }
   expect_spmv(laplacian(33), 77, stream());
@@ -214,12 +216,16 @@ void expect_subtract(const Block &b, const std::vector<double> &coef, cudaStream
       ref -= coef[j] * b.V[i + j * b.ldv];
       scale += std::abs(coef[j] * b.V[i + j * b.ldv]);
     }
-    if (exact_zero) ASSERT_EQ(w[i], 0.0) << "entry " << i;
+    if (exact_zero) {
+      ASSERT_EQ(w[i], 0.0) << "entry " << i;
+    }
     ASSERT_LE(std::abs(w[i] - ref), 2 * (b.k + 1) * eps * scale) << "entry " << i << " w " << w[i] << " ref " << ref;
     ref2 += ref * ref;
     scale2 += scale * scale;
   }
-  if (exact_zero) ASSERT_EQ(nrm2[0], 0.0);
+  if (exact_zero) {
+    ASSERT_EQ(nrm2[0], 0.0);
+  }
   ASSERT_LE(std::abs(nrm2[0] - ref2), 4 * (b.n + b.k + 2) * eps * scale2) << "got " << nrm2[0] << " ref " << ref2;
 }
 

@@ -141,8 +141,15 @@ static PetscErrorCode Compare(const char *name, Kind kind, PetscInt n, Solve s)
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(kind, n, &A));
-  s.type = EPSKRYLOVSCHUR;
-  PetscCall(RunSolve(A, &s, &nref, ref, &resref, &its));
+  if (kind == DIAGONAL && s.which == EPS_LARGEST_REAL) {
+    /* Known exactly: n/2, n/2, n/2-1, n/2-1, ... Single-vector Krylov-Schur may miss a copy (it relies on
+       rounding to bring the second direction in), so it is no reference here. */
+    nref = s.nev;
+    for (i = 0; i < s.nev; ++i) ref[i] = (PetscReal)(n / 2 - i / 2);
+  } else {
+    s.type = EPSKRYLOVSCHUR;
+    PetscCall(RunSolve(A, &s, &nref, ref, &resref, &its));
+  }
   s.type = EPSCUDALANCZOS;
   PetscCall(RunSolve(A, &s, &nours, ours, &res, &its));
   for (i = 0; i < PetscMin(s.nev, PetscMin(nref, nours)); ++i) {

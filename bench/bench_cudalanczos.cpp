@@ -1,0 +1,346 @@
+// The thesis's measurements (tables 5.1-5.9) redone on one GPU, printed as markdown:
+//   copy     device-to-device cudaMemcpy bandwidth: the ceiling every other number is compared with
+//   gemv     dense y = A x, n = 256 .. 32768: custom tiled kernel vs cuBLAS dgemv vs a serial host loop
+//   spmv     CSR y = A x: custom vs cuSPARSE on a 2-D Laplacian (10^6 rows) and a Chung-Lu graph (2*10^6)
+//   ops      one project / subtract (the fused reductions, scalars back on the host) per flavor
+//   lanczos  the thesis variant, largest eigenpair to 1e-8, on a 12288 x 12288 dense symmetric matrix
+// GPU times are medians of CUDA-event timings after warm-up; host times medians of steady_clock.
+// Bandwidth counts the fewest bytes the operation must move (each input read once, output written once).
+#include "core/lanczos_driver.hpp"
+#include "core/random.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/kernels.cuh"
+#include "host/host_backend.hpp"
+#include "test_matrices.hpp" // tests/cuda: the same generators the tests use
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace cudalanczos;
+using namespace cudalanczos::cuda;
+
+namespace {
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/// Median milliseconds of `launch` on `stream`, each repetition timed by its own pair of events.
+double gpu_median_ms(const std::function<void()> &launch, cudaStream_t stream, int reps, int warmup = 3)
+{
+  for (int i = 0; i < warmup; ++i) launch();
+  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream));
+  Event start = make_event(true), stop = make_event(true);
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    CUDALANCZOS_CHECK(cudaEventRecord(start.get(), stream));
+    launch();
+    CUDALANCZOS_CHECK(cudaEventRecord(stop.get(), stream));
+    CUDALANCZOS_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    CUDALANCZOS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    t.push_back(ms);
+  }
+  return median(t);
+}
+
+double host_median_ms(const std::function<void()> &f, int reps)
+{
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  return median(t);
+}
+
+/// Runs body(begin, end) over [0, n) on all host cores (matrix generation only; never timed).
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)> &body)
+{
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] { body(n * t / threads, n * (t + 1) / threads); });
+  for (auto &th : pool) th.join();
+}
+
+/// y = A x, column-major, serial: the thesis's "C estándar" reference, in its cache-friendly order.
+void host_gemv(std::int64_t n, const double *A, const double *x, double *y)
+{
+  std::fill(y, y + n, 0.0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double xj = x[j];
+    const double *a = A + j * n;
+    for (std::int64_t i = 0; i < n; ++i) y[i] += a[i] * xj;
+  }
+}
+
+double max_rel_diff(const std::vector<double> &a, const std::vector<double> &b)
+{
+  double d = 0, s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    s = std::max(s, std::abs(b[i]));
+  }
+  return s > 0 ? d / s : d;
+}
+
+std::vector<double> to_host(const double *d, std::size_t n)
+{
+  std::vector<double> h(n);
+  CUDALANCZOS_CHECK(cudaMemcpy(h.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+double copy_bandwidth = 0; // GB/s, read + write; set by bench_copy
+
+// --- copy -----------------------------------------------------------------------------------------------------
+
+void bench_copy(cudaStream_t s)
+{
+  const std::size_t bytes = std::size_t(1) << 31; // 2 GiB each way: far past the L2
+  DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  CUDALANCZOS_CHECK(cudaMemset(a.data(), 1, bytes));
+  const double ms = gpu_median_ms([&] { CUDALANCZOS_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s)); }, s, 20);
+  copy_bandwidth = 2.0 * bytes / (ms * 1e6);
+  std::printf("## Device-to-device copy (the bandwidth ceiling)\n\n| bytes copied | median (ms) | GB/s (read + write) |\n|---:|---:|---:|\n");
+  std::printf("| %zu | %.3f | %.0f |\n\n", bytes, ms, copy_bandwidth);
+}
+
+// --- dense gemv -------------------------------------------------------------------------------------------------
+
+void bench_gemv(cudaStream_t s)
+{
+  if (copy_bandwidth == 0) bench_copy(s);
+  CublasHandle cublas = make_cublas(s);
+  const std::vector<std::int64_t> sizes{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 32768};
+  constexpr std::int64_t host_limit = 8192;
+  struct Row {
+    std::int64_t n;
+    double host_ms, custom_ms, cublas_ms, diff;
+  };
+  std::vector<Row> rows;
+  struct Variant {
+    std::int64_t n;
+    double ms[3];
+  };
+  std::vector<Variant> variants;
+  for (std::int64_t n : sizes) {
+    DeviceBuffer<double> A(static_cast<std::size_t>(n * n)), x(n), y1(n), y2(n);
+    kernels::set_random(n * n, 11, 0, A.data(), s); // entries in [-1, 1)
+    kernels::set_random(n, 12, 0, x.data(), s);
+    DeviceBuffer<unsigned char> ws(kernels::dense_gemv_workspace_bytes(n, n));
+    CUDALANCZOS_CHECK(cudaMemsetAsync(ws.data(), 0, ws.bytes(), s));
+    const int reps = n <= 8192 ? 50 : 20;
+    Row r{n, 0, 0, 0, 0};
+    r.custom_ms = gpu_median_ms([&] { kernels::dense_gemv(n, n, A.data(), n, x.data(), y1.data(), ws.data(), ws.bytes(), s); }, s, reps);
+    const double one = 1, zero = 0;
+    r.cublas_ms = gpu_median_ms(
+        [&] { CUDALANCZOS_CHECK(cublasDgemv_64(cublas.get(), CUBLAS_OP_N, n, n, &one, A.data(), n, x.data(), 1, &zero, y2.data(), 1)); },
+        s, reps);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(s));
+    const std::vector<double> hy1 = to_host(y1.data(), n), hy2 = to_host(y2.data(), n);
+    r.diff = max_rel_diff(hy1, hy2);
+    if (n <= host_limit) {
+      const std::vector<double> hA = to_host(A.data(), static_cast<std::size_t>(n * n)), hx = to_host(x.data(), n);
+      std::vector<double> hy(n);
+      r.host_ms = host_median_ms([&] { host_gemv(n, hA.data(), hx.data(), hy.data()); }, n <= 2048 ? 9 : 3);
+      r.diff = std::max(r.diff, max_rel_diff(hy1, hy));
+    }
+    rows.push_back(r);
+    if (n == 1024 || n == 4096 || n == 8192 || n == 16384 || n == 32768) {
+      Variant v{n, {}};
+      for (int i = 0; i < 3; ++i) {
+        const kernels::GemvTuning t{1 << i, 0};
+        v.ms[i] = gpu_median_ms([&] { kernels::dense_gemv(n, n, A.data(), n, x.data(), y1.data(), ws.data(), ws.bytes(), s, t); }, s, reps);
+      }
+      variants.push_back(v);
+    }
+  }
+  std::printf("## Dense matrix-vector product y = A x (thesis tables 5.1-5.3)\n\n");
+  std::printf("A is n x n, entries uniform in [-1, 1); bytes = 8 (n^2 + 2n); %% copy = GB/s over the copy bandwidth "
+              "(%.0f GB/s). Host: one core, serial column-major loop, up to n = %lld. Matrices of at most 50 MB stay in "
+              "the 60 MB L2 between repetitions (marked L2).\n\n",
+              copy_bandwidth, static_cast<long long>(host_limit));
+  std::printf("| n | host (ms) | custom (ms) | cuBLAS (ms) | custom GB/s | cuBLAS GB/s | custom %% copy | cuBLAS %% copy | "
+              "cuBLAS / custom time | host / custom time | max rel. diff |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row &r : rows) {
+    const double bytes = 8.0 * (double(r.n) * r.n + 2.0 * r.n);
+    const double gc = bytes / (r.custom_ms * 1e6), gb = bytes / (r.cublas_ms * 1e6);
+    char host[32] = "-", speed[32] = "-";
+    if (r.host_ms > 0) {
+      std::snprintf(host, sizeof host, "%.2f", r.host_ms);
+      std::snprintf(speed, sizeof speed, "%.0f", r.host_ms / r.custom_ms);
+    }
+    std::printf("| %lld%s | %s | %.4f | %.4f | %.0f | %.0f | %.1f | %.1f | %.2f | %s | %.1e |\n", static_cast<long long>(r.n),
+                bytes <= 50e6 ? " (L2)" : "", host, r.custom_ms, r.cublas_ms, gc, gb, 100 * gc / copy_bandwidth,
+                100 * gb / copy_bandwidth, r.cublas_ms / r.custom_ms, speed, r.diff);
+  }
+  std::printf("\n### Custom gemv: rows per block tile (64, 128, 256 rows = row groups 1, 2, 4)\n\n| n | 64 rows GB/s | 128 rows GB/s | 256 rows GB/s |\n|---:|---:|---:|---:|\n");
+  for (const Variant &v : variants) {
+    const double bytes = 8.0 * (double(v.n) * v.n + 2.0 * v.n);
+    std::printf("| %lld | %.0f | %.0f | %.0f |\n", static_cast<long long>(v.n), bytes / (v.ms[0] * 1e6), bytes / (v.ms[1] * 1e6),
+                bytes / (v.ms[2] * 1e6));
+  }
+  std::printf("\n");
+}
+
+// --- CSR SpMV ---------------------------------------------------------------------------------------------------
+
+void bench_spmv(cudaStream_t s)
+{
+  if (copy_bandwidth == 0) bench_copy(s);
+  std::printf("## CSR sparse matrix-vector product\n\nbytes = 12 nnz + 4 (rows + 1) + 8 cols + 8 rows (each array once). "
+              "Custom: adaptive lanes per row (power of two at or above the mean row length).\n\n");
+  std::printf("| matrix | rows | nnz | max row | custom (ms) | cuSPARSE (ms) | custom GB/s | cuSPARSE GB/s | cuSPARSE / custom "
+              "time | max rel. diff |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int which = 0; which < 2; ++which) {
+    // 10^6 rows of 5 entries, and 2*10^6 rows averaging 16 with hubs of thousands
+    const test::Csr A = which == 0 ? test::laplacian(1000) : test::chung_lu(2000000, 16, 0xc1u);
+    const std::string name = which == 0 ? "2-D Laplacian 1000^2" : "Chung-Lu power law, degree 16";
+    const std::int64_t nnz = static_cast<std::int64_t>(A.colind.size());
+    int max_row = 0;
+    for (std::int64_t r = 0; r < A.rows; ++r) max_row = std::max(max_row, A.rowptr[r + 1] - A.rowptr[r]);
+    const CsrView view{A.rows, A.rows, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
+    const auto custom = make_csr_operator(view, KernelFlavor::Custom, -1);
+    const auto vendor = make_csr_operator(view, KernelFlavor::Vendor, -1);
+    DeviceBuffer<double> x(A.rows), y1(A.rows), y2(A.rows);
+    kernels::set_random(A.rows, 21, 0, x.data(), s);
+    const double tc = gpu_median_ms([&] { custom->apply(x.data(), y1.data(), s); }, s, 50);
+    const double tv = gpu_median_ms([&] { vendor->apply(x.data(), y2.data(), s); }, s, 50);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(s));
+    const double diff = max_rel_diff(to_host(y1.data(), A.rows), to_host(y2.data(), A.rows));
+    const double bytes = 12.0 * nnz + 4.0 * (A.rows + 1) + 16.0 * A.rows;
+    std::printf("| %s | %lld | %lld | %d | %.4f | %.4f | %.0f | %.0f | %.2f | %.1e |\n", name.c_str(),
+                static_cast<long long>(A.rows), static_cast<long long>(nnz), max_row, tc, tv, bytes / (tc * 1e6),
+                bytes / (tv * 1e6), tv / tc, diff);
+  }
+  std::printf("\n");
+}
+
+// --- per-step vector operations ---------------------------------------------------------------------------------
+
+void bench_ops()
+{
+  std::printf("## One project / subtract call (thesis tables 5.4-5.6: vector updates and dot products)\n\n"
+              "Microseconds per call, median of 200, through the backend: kernels, the copy of the k + 1 scalars to "
+              "pinned host memory and the wait for them. Custom: fused kernels; vendor: cuBLAS gemv + dot.\n\n");
+  std::printf("| n | k | project custom | project vendor | subtract custom | subtract vendor |\n|---:|---:|---:|---:|---:|---:|\n");
+  for (std::int64_t n : {std::int64_t(12288), std::int64_t(1000000), std::int64_t(1) << 24})
+    for (int k : {1, 2, 8, 32}) {
+      double t[2][2];
+      for (int f = 0; f < 2; ++f) {
+        BackendConfig config;
+        config.local_size = config.global_size = n;
+        config.flavor = f == 0 ? KernelFlavor::Custom : KernelFlavor::Vendor;
+        auto b = make_cuda_backend(config, make_callback_operator(n, n, [](const double *, double *, void *) {}, "none", -1));
+        b->resize_basis(k + 1);
+        for (int j = 0; j <= k; ++j) b->set_random(j, 31 + j);
+        std::vector<double> out(k + 1), coef(k, 1e-3);
+        for (int i = 0; i < 5; ++i) b->project(0, k, k, out.data());
+        t[0][f] = 1e3 * host_median_ms([&] { b->project(0, k, k, out.data()); }, 200);
+        for (int i = 0; i < 5; ++i) b->subtract(0, k, coef.data(), k);
+        t[1][f] = 1e3 * host_median_ms([&] { b->subtract(0, k, coef.data(), k); }, 200);
+      }
+      std::printf("| %lld | %d | %.1f | %.1f | %.1f | %.1f |\n", static_cast<long long>(n), k, t[0][0], t[0][1], t[1][0], t[1][1]);
+    }
+  std::printf("\n");
+}
+
+// --- the whole Lanczos ----------------------------------------------------------------------------------------
+
+void bench_lanczos()
+{
+  const std::int64_t n = 12288;
+  std::vector<double> A(static_cast<std::size_t>(n * n));
+  parallel_for(n, [&](std::int64_t j0, std::int64_t j1) { // uniform in [0, 1], symmetric by construction
+    for (std::int64_t j = j0; j < j1; ++j)
+      for (std::int64_t i = 0; i < n; ++i)
+        A[i + j * n] = 0.5 * (random_entry(41, std::min(i, j) * n + std::max(i, j)) + 1.0);
+  });
+  Settings s;
+  s.variant = Variant::Thesis;
+  s.reorthogonalization = Reorthogonalization::None;
+  s.which = Which::LargestAlgebraic;
+  s.nev = 1;
+  s.ncv = 60;
+  s.max_it = 60;
+  s.tol = 1e-8;
+  std::printf("## Whole Lanczos (thesis tables 5.7-5.9): thesis variant, largest eigenpair to 1e-8\n\n"
+              "A is %lld x %lld, entries uniform in [0, 1], symmetric. Time of solve() only (the matrix is already on "
+              "the device); host: the reference backend, serial.\n\n",
+              static_cast<long long>(n), static_cast<long long>(n));
+  std::printf("| backend | solve (s) | steps | matvecs | reductions | eigenvalue | error | speedup vs host |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  double host_s = 0;
+  for (int which = 0; which < 4; ++which) {
+    std::unique_ptr<Backend> b;
+    std::string name;
+    if (which == 0) {
+      name = "host (serial)";
+      b = std::make_unique<HostBackend>(n, n, 0, [&](const double *x, double *y) { host_gemv(n, A.data(), x, y); });
+    } else {
+      const KernelFlavor f = which == 1 ? KernelFlavor::Custom : which == 2 ? KernelFlavor::Vendor : KernelFlavor::Default;
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      config.flavor = f;
+      const auto op = make_dense_operator({n, n, n, A.data()}, f, -1);
+      name = std::string("cuda ") + to_string(f) + ": " + op->description();
+      b = make_cuda_backend(config, op);
+    }
+    b->resize_basis(basis_columns_needed(s));
+    if (which > 0) solve(*b, s, {}); // warm-up: module load, handles
+    Result r;
+    const double sec = host_median_ms([&] { r = solve(*b, s, {}); }, which == 0 ? 1 : 5) / 1e3;
+    if (which == 0) host_s = sec;
+    std::printf("| %s | %.4f | %d | %ld | %ld | %.10g | %.1e | %.0f |\n", name.c_str(), sec, r.its, r.matvecs, r.reductions,
+                r.eigenvalues.empty() ? 0.0 : r.eigenvalues[0], r.errors.empty() ? 0.0 : r.errors[0], host_s / sec);
+  }
+  std::printf("\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+  try {
+    if (device_count() == 0) {
+      std::fprintf(stderr, "bench_cudalanczos: no CUDA device\n");
+      return 2;
+    }
+    std::set<std::string> want(argv + 1, argv + argc);
+    const auto on = [&](const char *s) { return want.empty() || want.count(s); };
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    int driver = 0, runtime = 0;
+    CUDALANCZOS_CHECK(cudaDriverGetVersion(&driver));
+    CUDALANCZOS_CHECK(cudaRuntimeGetVersion(&runtime));
+    std::printf("# cudalanczos benchmarks\n\n- GPU: %s\n- CUDA driver %d, runtime %d\n- host threads: %u\n- date: %s\n- command: `%s`\n\n",
+                device_description(0).c_str(), driver, runtime, std::thread::hardware_concurrency(), date, command.c_str());
+    Stream stream = make_stream();
+    if (on("copy")) bench_copy(stream.get());
+    if (on("gemv")) bench_gemv(stream.get());
+    if (on("spmv")) bench_spmv(stream.get());
+    if (on("ops")) bench_ops();
+    if (on("lanczos")) bench_lanczos();
+    std::fflush(stdout);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "bench_cudalanczos: %s\n", e.what());
+    return 1;
+  }
+}

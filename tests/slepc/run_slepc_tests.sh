@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Runs SLEPc 3.18's own EPS tests and tutorials (Debian package libslepc3.18-dev-examples) through
+# SLEPc's test harness with the cudalanczos plugin loaded and selected:
+#
+#   tests/slepc/run_slepc_tests.sh [PLUGIN_SO]
+#
+# PLUGIN_SO defaults to build/libslepccudalanczos.so under the repository root. The tests to run are
+# listed in tests/slepc/included.txt, the ones left out (with the reason) in tests/slepc/excluded.txt;
+# see tests/slepc/README.md. The last line printed is "N passed, M failed"; the exit status is 0 only
+# when every included test passed.
+#
+# Environment (all optional):
+#   SLEPC_EXAMPLES  directory holding gmakefile.test (default /usr/share/slepc/3.18/share/slepc/examples)
+#   JOBS            parallel make jobs (default 2)
+#   SLEPC_TESTDIR   work directory (default: a new temporary directory, removed at the end unless
+#                   KEEP=1 or a test failed)
+#   KEEP=1          keep the work directory
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+plugin_arg=${1:-$root/build/libslepccudalanczos.so}
+if [[ ! -e $plugin_arg ]]; then
+  echo "run_slepc_tests.sh: plugin not found: $plugin_arg (build it first)" >&2
+  echo "0 passed, 1 failed"
+  exit 2
+fi
+plugin=$(realpath -s "$plugin_arg") # absolute, symbolic links kept (the copy below follows them)
+
+examples=${SLEPC_EXAMPLES:-/usr/share/slepc/3.18/share/slepc/examples}
+gmakefile=$examples/gmakefile.test
+if [[ ! -f $gmakefile ]]; then
+  echo "run_slepc_tests.sh: $gmakefile not found (install libslepc3.18-dev-examples)" >&2
+  echo "0 passed, 1 failed"
+  exit 2
+fi
+petsc_dir=$(sed -n 's/^PETSC_DIR=//p' "$gmakefile" | head -n1)
+real_petscdiff=$petsc_dir/lib/petsc/bin/petscdiff
+jobs=${JOBS:-2}
+
+if [[ -n ${SLEPC_TESTDIR:-} ]]; then
+  testdir=$SLEPC_TESTDIR
+  mkdir -p "$testdir"
+else
+  testdir=$(mktemp -d "${TMPDIR:-/tmp}/cudalanczos-slepc-tests.XXXXXX")
+fi
+testdir=$(realpath "$testdir")
+
+# A private copy of the plugin: the build directory may be rebuilt while the tests run. The file name
+# must stay libslepccudalanczos.so (PETSc derives the registration symbol from it).
+mkdir -p "$testdir/plugin"
+cp -L "$plugin" "$testdir/plugin/libslepccudalanczos.so"
+
+# --- the test lists -------------------------------------------------------------------------------
+# included.txt: "NAME [EXTRA OPTIONS...]  # comment"; excluded.txt: "NAME  [category] reason".
+names=()
+declare -A opts_of=()
+while IFS= read -r line || [[ -n $line ]]; do
+  line=${line%%#*}
+  read -r name rest <<<"$line"
+  [[ -z ${name:-} ]] && continue
+  names+=("$name")
+  opts_of[$name]=${rest:-}
+done <"$here/included.txt"
+
+# Groups of tests that share the same per-test options: one harness invocation each.
+declare -A group_of=()
+group_keys=()
+for name in "${names[@]}"; do
+  key="+${opts_of[$name]}" # "+": bash refuses an empty key
+  if [[ -z ${group_of[$key]+x} ]]; then
+    group_of[$key]=""
+    group_keys+=("$key")
+  fi
+  group_of[$key]+=" $name"
+done
+
+# --- the environment of the harness ---------------------------------------------------------------
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Loops in a test's arguments ("-eps_type {{krylovschur arnoldi}}") become shell loops over the
+# variable named after the option, whose value is appended AFTER EXTRA_OPTIONS; the harness takes the
+# list from the environment when the variable is set there. One pass with our type instead of one per
+# listed solver: eps_type for -eps_type, type for test4's -type.
+export eps_type=cudalanczos type=cudalanczos
+# Our diff wrapper: filters the "Solution method: <type>" line only (see petscdiff_filter.sh).
+export PETSCDIFF=$here/petscdiff_filter.sh
+export CUDALANCZOS_REAL_PETSCDIFF=$real_petscdiff
+# -eps_view_pre writes each solver's view into the test's run directory: the proof that the test really
+# ran cudalanczos (a test that sets its type in code would otherwise pass with another solver).
+base_options="-dll_append $testdir/plugin/libslepccudalanczos.so -eps_type cudalanczos -eps_view_pre ascii:cudalanczos_view.txt::append"
+
+echo "SLEPc test suite with cudalanczos"
+echo "  plugin:   $plugin"
+echo "  harness:  $gmakefile"
+echo "  work dir: $testdir"
+echo "  tests:    ${#names[@]} included ($(grep -cv '^[[:space:]]*\(#\|$\)' "$here/excluded.txt") excluded, see tests/slepc/excluded.txt)"
+
+# The solver check reads cudalanczos_view.txt (appended to): none may survive from an earlier run.
+find "$testdir" -name cudalanczos_view.txt -delete
+tap_all=$testdir/all_tap.log
+: >"$tap_all"
+: >"$testdir/make.log"
+start=$(date +%s)
+g=0
+for key in "${group_keys[@]}"; do
+  g=$((g + 1))
+  gs=${group_of[$key]# }
+  extra=${key#+}
+  echo "  [$g/${#group_keys[@]}] $(wc -w <<<"$gs") test(s)${extra:+ with extra options: $extra}"
+  make -j"$jobs" -f "$gmakefile" test gs="$gs" TESTDIR="$testdir" \
+    EXTRA_OPTIONS="$base_options${extra:+ $extra}" >>"$testdir/make.log" 2>&1
+  # every invocation starts a fresh TAP log (pre-clean): keep what this one wrote
+  cat "$testdir"/test_*_tap.log >>"$tap_all" 2>/dev/null
+done
+elapsed=$(($(date +%s) - start))
+
+# --- results --------------------------------------------------------------------------------------
+run_dir() { # NAME -> the harness's run directory of that test
+  local pkg=${1%%-*} short=${1#*-}
+  echo "$testdir/${pkg//_//}/run$short"
+}
+
+passed=0
+failed=0
+failures=()
+printf '\n%-44s %s\n' "test" "result"
+for name in "${names[@]}"; do
+  # TAP lines: " ok LABEL", "not ok LABEL # why", " ok LABEL # SKIP why"; LABEL is the name, maybe
+  # followed by +loopvar-value, or diff-NAME...
+  lines=$(grep -E "^(not)? ?ok (diff-)?${name}(\+[^ ]*)?( |$)" "$tap_all" || true)
+  status=PASS
+  why=""
+  if [[ -z $lines ]]; then
+    status=FAIL why="not run (compile error or unknown test name; see $testdir/make.log)"
+  elif grep -q '^not ok' <<<"$lines"; then
+    if grep -q '^not ok diff-' <<<"$lines"; then why="output differs from SLEPc's reference"; fi
+    if grep -q '^not ok [^d]' <<<"$lines"; then why="run failed${why:+; }$why"; fi
+    status=FAIL
+  elif ! grep -v '# SKIP' <<<"$lines" | grep -q '^ ok'; then
+    status=FAIL why="skipped by the harness: $(grep -m1 -o '# SKIP.*' <<<"$lines")"
+  else
+    view=$(run_dir "$name")/cudalanczos_view.txt
+    types=$(grep -A1 '^EPS Object' "$view" 2>/dev/null | sed -n 's/^ *type: *//p' | sort -u | tr '\n' ' ')
+    if [[ $types != "cudalanczos " ]]; then
+      status=FAIL why="did not run cudalanczos (EPS types seen: ${types:-none})"
+    fi
+  fi
+  if [[ $status == PASS ]]; then
+    passed=$((passed + 1))
+    printf '%-44s ok\n' "$name"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    printf '%-44s FAILED: %s\n' "$name" "$why"
+  fi
+done
+
+if ((failed > 0)); then
+  echo
+  echo "=== details of the failed tests (run directories under $testdir/eps) ==="
+  for name in "${failures[@]}"; do
+    d=$(run_dir "$name")
+    echo "--- $name"
+    grep -E "^not ok (diff-)?${name}(\+[^ ]*)?( |$)" "$tap_all" | head -n 20
+    for f in "$d"/diff-*.out; do [[ -s $f ]] && head -n 30 "$f"; done
+    for f in "$d"/*.err "$d"/*.tmp; do
+      [[ -s $f ]] && grep -m5 -E 'PETSC ERROR: [^-#[:space:]]|signal|rror' "$f" | grep -v 'Configure options'
+    done
+  done 2>/dev/null
+fi
+
+# Tests of the harness that neither list mentions (new SLEPc version?): informational only.
+listed=$( (sed 's/#.*//' "$here/included.txt" "$here/excluded.txt" | awk 'NF{print $1}') | sort -u)
+available=$(make -s -f "$gmakefile" print-test gs='eps_tests-% eps_tutorials-%' TESTDIR="$testdir" 2>/dev/null | tr ' ' '\n' | grep . | sort -u)
+unlisted=$(comm -13 <(echo "$listed") <(echo "$available") | tr '\n' ' ')
+[[ -n $unlisted ]] && echo && echo "note: harness tests in neither list: $unlisted"
+
+echo
+echo "excluded tests by reason:"
+sed 's/#.*//' "$here/excluded.txt" | grep -o '\[[^]]*\]' | sort | uniq -c | sort -rn | sed 's/^/  /'
+echo
+echo "time: ${elapsed}s; work dir: $testdir"
+if ((failed == 0)) && [[ -z ${SLEPC_TESTDIR:-} && ${KEEP:-0} != 1 ]]; then
+  rm -rf "$testdir"
+  echo "(work dir removed; KEEP=1 keeps it)"
+fi
+echo "$passed passed, $failed failed"
+((failed == 0))
