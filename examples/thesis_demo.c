@@ -18,7 +18,7 @@ static PetscErrorCode Solve(Mat A, PetscInt nev, const char *title)
   EPS            eps;
   EPSType        type;
   PetscInt       i, nconv, its;
-  PetscLogDouble t0, t1;
+  PetscLogDouble t0, t1, first;
   PetscBool      ours;
   const char    *backend = "-";
 
@@ -30,6 +30,13 @@ static PetscErrorCode Solve(Mat A, PetscInt nev, const char *title)
   PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetFromOptions(eps));
+  /* The first solve includes setting up the device and uploading the matrix; the second reuses both
+     (the matrix is unchanged), which is what a program solving repeatedly sees. */
+  PetscCall(PetscTime(&t0));
+  PetscCall(EPSSolve(eps));
+  PetscCall(PetscTime(&t1));
+  first = t1 - t0;
+  PetscCall(EPSSetOperators(eps, A, NULL)); /* a solved EPS would not solve again; the device copy of A stays */
   PetscCall(PetscTime(&t0));
   PetscCall(EPSSolve(eps));
   PetscCall(PetscTime(&t1));
@@ -38,8 +45,8 @@ static PetscErrorCode Solve(Mat A, PetscInt nev, const char *title)
   if (ours) PetscCall(EPSCUDALanczosGetBackendInUse(eps, &backend));
   PetscCall(EPSGetConverged(eps, &nconv));
   PetscCall(EPSGetIterationNumber(eps, &its));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s\n  solver %s, backend %s: %" PetscInt_FMT " converged in %" PetscInt_FMT " iterations, EPSSolve %.3f s\n", title, type,
-                        backend, nconv, its, (double)(t1 - t0)));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s\n  solver %s, backend %s: %" PetscInt_FMT " converged in %" PetscInt_FMT " iterations\n  EPSSolve %.4f s (first solve, with set-up and upload: %.4f s)\n", title, type,
+                        backend, nconv, its, (double)(t1 - t0), (double)first));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "        eigenvalue     ||Ax-kx||/||kx||\n"));
   for (i = 0; i < PetscMin(nconv, nev); ++i) {
     PetscScalar k;

@@ -200,7 +200,27 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPSCUDALANCZOS through PETSc"));
   PetscCall(EPSCUDALanczosRegister());
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-has_cuda_device", &has_cuda_device, NULL));
+  /* Which backend does "auto" pick here? On a GPU host the cases below run on the device. */
+  {
+    Mat         A;
+    EPS         eps;
+    const char *used;
+    PetscCall(BuildMatrix(LAPLACIAN_1D, 10, &A));
+    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(EPSSetProblemType(eps, EPS_HEP));
+    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(EPSCUDALanczosSetBackend(eps, EPS_CUDALANCZOS_BACKEND_AUTO));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+    has_cuda_device = strcmp(used, "cuda") == 0 ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(EPSSetFromOptions(eps));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# backend for these cases: %s (a GPU is %s)\n", used, has_cuda_device ? "present" : "absent"));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
 
   Solve base = {EPSKRYLOVSCHUR, 1, 0, EPS_LARGEST_REAL, 0, 0, 0, (EPSConv)0, EPS_CUDALANCZOS_THICK_RESTART, NULL};
   Solve s;

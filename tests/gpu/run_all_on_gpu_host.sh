@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Everything the GPU host should run for a session, in one call (device time is scarce):
+#
+#   tests/gpu/run_all_on_gpu_host.sh CARRY_DIR OUT_DIR
+#
+# CARRY_DIR holds libslepccudalanczos.so(.0) and the binaries in the build folder's layout
+# (tests/*/test_*, examples/*, bench/*, slepc/ex1): see tests/gpu/README.md for how to make it.
+# The PETSc/SLEPc/Open MPI runtime comes from ../shared/gpu-host/pack.sh (.gpu-host/env.sh), sourced
+# by the caller. Writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz; exits non-zero if anything failed.
+set -uo pipefail
+carry=$(cd "${1:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR}" && pwd)
+out=${2:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR}
+mkdir -p "$out/logs"
+logs=$(cd "$out/logs" && pwd)
+export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMPI_MCA_rmaps_base_oversubscribe=1
+status=0
+summary="$out/summary.log"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s%N)
+  timeout "$limit" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  if [ $rc -eq 0 ]; then note "ok      $name ($ms ms)"; else note "FAILED  $name (rc $rc, $ms ms)"; status=1; fi
+  grep -E "passed, [0-9]+ failed|GPU SUITE|converged|backend used|operator:|EPSSolve |eigenvalue|  [0-9-]+\.[0-9]+ " "$logs/$name.log" | head -40 | sed 's/^/        /' >>"$summary"
+}
+
+note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+
+# 1. every test binary, and the CUDA tests under compute-sanitizer
+step gpu-suite 420 bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+# 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors)
+step petsc-np2 300 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
+# 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
+step demo 300 "$carry/examples/thesis_demo" -eps_view -log_view
+step demo-thesis-12288 120 "$carry/examples/thesis_demo" -n 12288 -m 300 -eps_cudalanczos_variant thesis -nev 1
+step demo-vendor 120 "$carry/examples/thesis_demo" -eps_cudalanczos_kernels vendor
+# 4. the CUDA MatShells
+step matshell 120 "$carry/examples/cuda_matshell_demo" -n 3000
+# 5. an unmodified SLEPc program with -dll_append
+step slepc-ex1-dll_append 120 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$carry/libslepccudalanczos.so" -eps_type cudalanczos -eps_view
+# 6. the whole plugin path (PETSc + CUDA) under memcheck with leak checking
+if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  step memcheck-demo 300 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$carry/examples/thesis_demo" -n 700 -m 30
+fi
+note "== overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
+exit $status
