@@ -28,11 +28,13 @@ SLEPC_EXTERN const char *const EPSCUDALanczosVariants[];
    EPSCUDALanczosReorthog - reorthogonalization of the Lanczos vectors
 
 +  EPS_CUDALANCZOS_REORTHOG_FULL - classical Gram-Schmidt against the whole basis, twice when needed (DGKS)
--  EPS_CUDALANCZOS_REORTHOG_NONE - three-term recurrence only
+.  EPS_CUDALANCZOS_REORTHOG_NONE - three-term recurrence only
+-  EPS_CUDALANCZOS_REORTHOG_PARTIAL - semi-orthogonality: against the kept vectors every step, against the
+                                     whole basis only when Simon's omega recurrence says so
 
    Level: intermediate
 E*/
-typedef enum { EPS_CUDALANCZOS_REORTHOG_FULL, EPS_CUDALANCZOS_REORTHOG_NONE } EPSCUDALanczosReorthog;
+typedef enum { EPS_CUDALANCZOS_REORTHOG_FULL, EPS_CUDALANCZOS_REORTHOG_NONE, EPS_CUDALANCZOS_REORTHOG_PARTIAL } EPSCUDALanczosReorthog;
 SLEPC_EXTERN const char *const EPSCUDALanczosReorthogs[];
 
 /*E

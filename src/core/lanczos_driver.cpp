@@ -17,7 +17,12 @@ const char *to_string(Variant v)
 
 const char *to_string(Reorthogonalization r)
 {
-  return r == Reorthogonalization::Full ? "full" : "none";
+  switch (r) {
+  case Reorthogonalization::Full: return "full";
+  case Reorthogonalization::Partial: return "partial";
+  case Reorthogonalization::None: return "none";
+  }
+  return "?";
 }
 
 const char *to_string(Reason r)
@@ -43,6 +48,10 @@ namespace {
 constexpr double eps = std::numeric_limits<double>::epsilon();
 // DGKS: a second Gram-Schmidt pass is needed when the norm dropped below 1/sqrt(2) of what it was.
 constexpr double dgks_eta2 = 0.5;
+// Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
+// vectors' true residuals are then good to ~eps^(3/4) ||A||, which relative tolerances down to 1e-8 on
+// eigenvalues above 1e-4 ||A|| need (sqrt(eps) ||A|| was seen to miss tol 1e-10 on small eigenvalues).
+const double omega_limit = std::pow(eps, 0.75);
 
 /// Ordering key for `which` on an eigenvalue of the user's problem: smaller is better.
 double badness(const Settings &s, double lambda)
@@ -94,6 +103,7 @@ public:
     r.reductions = reductions_;
     r.breakdowns = breakdowns_;
     r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
+    r.full_reorthogonalizations = full_passes_;
     return r;
   }
 
@@ -106,6 +116,8 @@ private:
     if (s_.ncv > n_) throw Error("ncv (" + std::to_string(s_.ncv) + ") exceeds the problem size (" + std::to_string(n_) + ")");
     if (s_.variant == Variant::ThickRestart && s_.nev > s_.ncv)
       throw Error("ncv (" + std::to_string(s_.ncv) + ") must be at least nev (" + std::to_string(s_.nev) + ")");
+    if (s_.variant == Variant::Thesis && s_.reorthogonalization == Reorthogonalization::Partial)
+      throw Error("the thesis variant has no reorthogonalization; partial reorthogonalization needs the thick-restart variant");
     if (s_.variant == Variant::Thesis && s_.nev != 1)
       throw Error("the thesis variant computes one eigenpair; use the thick-restart variant for nev > 1");
     if (!(s_.tol > 0)) throw Error("tol must be positive");
@@ -190,6 +202,38 @@ private:
     if (full) {
       after = orthogonalize(j + 1, j + 1, h_, before, lost);
       alpha = h_[j];
+      ++full_passes_;
+      if (partial_active()) omega_after_full(j);
+    } else if (partial_active()) {
+      // The kept (Ritz and locked) vectors 0..start-1 are where converged directions live and where
+      // orthogonality is lost first (Paige): the new vector is orthogonalized against them every step.
+      // Within the segment start..j the three-term recurrence holds, and the omega recurrence decides
+      // when the segment needs a full pass.
+      const int start = segment_start_;
+      if (start > 0) {
+        h_.assign(start + 1, 0.0);
+        b_.project(0, start, j + 1, h_.data());
+        before = h_[start];
+        b_.subtract(0, start, h_.data(), j + 1);
+        reductions_ += 2;
+      }
+      double p[3];
+      b_.project(j - 1, 2, j + 1, p);
+      ++reductions_;
+      alpha = p[1];
+      if (start == 0) before = p[2];
+      check_finite(before, "||A v||");
+      after = b_.subtract(j - 1, 2, p, j + 1);
+      ++reductions_;
+      check_finite(after, "beta");
+      anorm_ = std::max({anorm_, std::sqrt(before), std::abs(alpha)});
+      if (omega_step(j, alpha, std::sqrt(after))) {
+        double before2 = 0;
+        after = orthogonalize(j + 1, j + 1, h_, before2, lost);
+        alpha += h_[j];
+        ++full_passes_;
+        omega_after_full(j);
+      }
     } else {
       // Algorithm 2, lines 4-6: alpha = v_j^T A v_j; r = A v_j - alpha v_j - beta_{j-1} v_{j-1}.
       double p[2];
@@ -223,6 +267,64 @@ private:
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Partial reorthogonalization (Simon 1984) inside the current segment. The new vector is orthogonalized
+  // every step against the kept vectors 0..start-1 (see step()); within the segment start..j the
+  // three-term recurrence holds, and omega_cur_[k] estimates v_j^T v_k, omega_prev_[k] v_{j-1}^T v_k:
+  //   beta_j omega_{j+1,k} = beta_k omega_{j,k+1} + (alpha_k - alpha_j) omega_{j,k} + beta_{k-1} omega_{j,k-1}
+  //                          - beta_{j-1} omega_{j-1,k} + rounding.
+  // Returns true when the estimate exceeds omega_limit: then the new vector, and the next one (Simon's
+  // rule: v_j itself was not reorthogonalized), get a full pass.
+  // Partial reorthogonalization is on unless a wanted pair needed more, or the basis can hold the whole
+  // space (nothing to save, and an exhausted space must be exactly orthogonal).
+  bool partial_active() const
+  {
+    return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_ && s_.ncv < n_;
+  }
+
+  bool omega_step(int j, double alpha, double beta)
+  {
+    const int m = s_.ncv;
+    std::vector<double> next(m + 1, 0.0);
+    double worst = 0;
+    if (beta > 0) {
+      const double beta_prev = S_[(j - 1) + static_cast<std::size_t>(j) * m];
+      for (int k = 0; k < segment_start_; ++k) next[k] = eps; // orthogonalized explicitly every step
+      for (int k = segment_start_; k < j; ++k) {
+        double t = 0;
+        for (int i = std::max(segment_start_, k - 1); i <= std::min(j, k + 1); ++i) t += S_[i + static_cast<std::size_t>(k) * m] * omega_cur_[i];
+        double w = (t - alpha * omega_cur_[k] - beta_prev * omega_prev_[k]) / beta;
+        w += std::copysign(2 * eps * anorm_ / beta, w); // rounding of this step, always growing
+        next[k] = w;
+        worst = std::max(worst, std::abs(w));
+      }
+      next[j] = eps * anorm_ / beta; // one local Gram-Schmidt pass against v_j
+    }
+    next[j + 1] = 1;
+    omega_prev_.swap(omega_cur_);
+    omega_cur_.swap(next);
+    const bool now = force_next_ || worst > omega_limit;
+    force_next_ = !force_next_ && now;
+    return now;
+  }
+
+  // After a full pass at step j: v_{j+1} is orthogonal to everything to rounding level.
+  void omega_after_full(int j)
+  {
+    const int m = s_.ncv;
+    if (omega_cur_.size() != static_cast<std::size_t>(m + 1)) {
+      omega_cur_.assign(m + 1, eps);
+      omega_prev_.assign(m + 1, eps);
+    }
+    // v_j against the older vectors: the estimate of the last step, or, right after a restart (the kept
+    // vectors are new combinations), rounding level.
+    if (j == segment_start_) std::fill(omega_prev_.begin(), omega_prev_.end(), eps);
+    else omega_prev_ = omega_cur_;
+    std::fill(omega_cur_.begin(), omega_cur_.end(), eps);
+    omega_prev_[j] = 1;
+    omega_cur_[j + 1] = 1;
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Thick-restart Lanczos (Wu & Simon 2000; Stathopoulos, Saad & Wu 1998) with locking.
   // After m steps: A V_m = V_m S + beta v_m e_m^T, S symmetric: diagonal on the locked part, arrowhead
   // plus tridiagonal on the active part. S's active block is diagonalized, the best Ritz vectors kept,
@@ -251,11 +353,12 @@ private:
     for (r.its = 1;; ++r.its) {
       // Extend the basis from `start` to m columns.
       bool exhausted = false;
+      segment_start_ = start;
       for (int j = start; j < m && !exhausted; ++j) {
         double alpha = 0, b = 0;
         // The first step after a restart meets the arrow: it is orthogonalized against every kept
         // vector even without reorthogonalization.
-        const bool full = s_.reorthogonalization == Reorthogonalization::Full || (j == start && start > 0);
+        const bool full = !partial_active() || j == start || verifying;
         step(j, j > start ? Sij(j - 1, j) : 0.0, full, alpha, b, exhausted);
         Sij(j, j) = alpha;
         if (j + 1 < m) Sij(j, j + 1) = Sij(j + 1, j) = b;
@@ -277,6 +380,14 @@ private:
       for (int q = 0; q < na; ++q) {
         const int i = order[q];
         res[q] = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
+        // With a semi-orthogonal basis the true residual is only known down to about omega ||A||: claim no
+        // more. A wanted pair stopped by that floor switches the solve to full reorthogonalization.
+        if (partial_active()) {
+          const double floor = 16 * omega_limit * anorm_;
+          if (res[q] < floor && c_.error(w[i] - s_.shift, floor) >= s_.tol && c_.error(w[i] - s_.shift, res[q]) < s_.tol)
+            partial_blocked_ = true;
+          res[q] = std::max(res[q], floor);
+        }
         err[q] = c_.error(w[i] - s_.shift, res[q]);
         if (leading && err[q] < s_.tol) ++newconv;
         else leading = false;
@@ -290,6 +401,30 @@ private:
         err_all.push_back(err[q]);
       }
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), m);
+
+      // A wanted pair needs more orthogonality than partial reorthogonalization kept (partial_blocked_):
+      // the kept vectors carry that loss, so start over with full reorthogonalization from the sum of
+      // the current best Ritz vectors, which keeps most of the progress in one start vector.
+      if (partial_blocked_ && !restarted_full_) {
+        restarted_full_ = true;
+        std::vector<double> coef(m, 0.0);
+        for (int i = 0; i < locked; ++i) coef[i] = 1.0;
+        for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
+          for (int ii = 0; ii < na; ++ii) coef[locked + ii] += Y[ii + static_cast<std::size_t>(order[q]) * na];
+        b_.combine(0, m, coef.data(), m + 1);
+        b_.copy_column(m + 1, 0);
+        double nrm2 = 0;
+        b_.project(0, 0, 0, &nrm2);
+        ++reductions_;
+        b_.scale(0, 1.0 / std::sqrt(nrm2));
+        std::fill(S_.begin(), S_.end(), 0.0);
+        locked_theta.clear();
+        locked_err.clear();
+        locked = start = 0;
+        verifying = false;
+        found = 0;
+        continue;
+      }
 
       bool done = false, inject = false;
       if (exhausted) {
@@ -357,12 +492,13 @@ private:
       // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
       // orthogonal to the locked ones) becomes column kcols; the arrow couples it to the kept non-locked
       // Ritz vectors; newly converged ones are locked with their coupling dropped.
+      const int lock = newconv;
       std::fill(S_.begin(), S_.end(), 0.0);
-      for (int q = 0; q < newconv; ++q) {
+      for (int q = 0; q < lock; ++q) {
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
       }
-      for (int i = 0; i < nconv; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
+      for (int i = 0; i < locked + lock; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
       if (inject) {
         if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
           r.nconv  = nconv;
@@ -374,14 +510,24 @@ private:
         }
       } else {
         b_.copy_column(m, kcols);
-        for (int q = newconv; q < keep; ++q) {
+        if (partial_active()) {
+          // The residual direction is only semi-orthogonal to the basis it came from, and the omega model
+          // restarts from rounding level: make that true (one pass per restart, not per step).
+          std::vector<double> h;
+          double before = 0;
+          bool lost = false;
+          const double nrm2 = orthogonalize(kcols, kcols, h, before, lost);
+          if (nrm2 > 0) b_.scale(kcols, 1.0 / std::sqrt(nrm2));
+          ++full_passes_;
+        }
+        for (int q = lock; q < keep; ++q) {
           const int i = order[q];
           Sij(locked + q, locked + q) = w[i];
           Sij(locked + q, kcols) = Sij(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
         }
       }
-      locked = nconv;
-      start  = kcols;
+      locked += lock;
+      start = kcols;
     }
   }
 
@@ -497,6 +643,12 @@ private:
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
   int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
+  long full_passes_ = 0;                        // steps orthogonalized against the whole basis
+  std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k
+  bool force_next_ = false;                     // Simon: the step after a full pass gets one too
+  int segment_start_ = 0;                       // first step after the last restart
+  bool partial_blocked_ = false;                // a wanted pair needs more than semi-orthogonality: full from now on
+  bool restarted_full_ = false;                 // the solve started over with full reorthogonalization
 };
 
 } // namespace

@@ -19,8 +19,10 @@ enum class Variant {
 };
 
 enum class Reorthogonalization {
-  Full, ///< classical Gram-Schmidt against the whole basis, repeated once when ||w|| drops (DGKS)
-  None  ///< three-term recurrence only (the thesis)
+  Full,    ///< classical Gram-Schmidt against the whole basis, repeated once when ||w|| drops (DGKS)
+  Partial, ///< Simon's partial reorthogonalization: the three-term recurrence while the estimated loss of
+           ///< orthogonality (omega recurrence) stays below sqrt(eps), a full pass when it does not
+  None     ///< three-term recurrence only (the thesis)
 };
 
 /// Which eigenvalues are wanted; "target" ones are measured from Settings::target.
@@ -73,6 +75,7 @@ struct Result {
   std::vector<double> eigenvalues; ///< converged first, best first by `which`; reported = theta(A) - shift
   std::vector<double> errors;      ///< error estimate of each eigenvalue (Callbacks::error)
   double orthogonality = 0.0;      ///< max |V^T V - I| over the returned vectors
+  long full_reorthogonalizations = 0; ///< steps that orthogonalized against the whole basis
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz

@@ -48,8 +48,9 @@ cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
   }
 }
 
-// Uploads A (dense or AIJ on one process) unless the cached copy is still current. Leaves
-// ctx->device_op null when A cannot live on the device (other types, several processes).
+// Uploads A (dense or AIJ on one process; MPIAIJ or MPIDENSE row-distributed, one device per rank)
+// unless the cached copy is still current. Leaves ctx->device_op null when A cannot live on the device
+// (other types, other types on several processes).
 PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -62,8 +63,24 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   if (ctx->device_op && ctx->op_mat == A && ctx->op_state == state && ctx->op_kernels == (int)ctx->kernels) PetscFunctionReturn(0);
   PetscCallCXX(ctx->device_op.reset());
   ctx->op_mat = nullptr;
+  { // MPIAIJ / MPIDENSE: this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
+    PetscBool ismpiaij, ismpidense;
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &ismpiaij));
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSE, &ismpidense));
+    if (ismpiaij || ismpidense) {
+      PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+      PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, &ctx->device_op));
+      PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+      if (ctx->device_op) {
+        ctx->op_mat     = A;
+        ctx->op_state   = state;
+        ctx->op_kernels = (int)ctx->kernels;
+      }
+      PetscFunctionReturn(0);
+    }
+  }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) PetscFunctionReturn(0); // row-distributed device operators: the multi-GPU work
+  if (size > 1) PetscFunctionReturn(0); // other types on several ranks: STApply on the host
   // A CUDA MatShell (cuda_matshell.cpp) already holds its operator on the device.
   PetscErrorCode (*getop)(Mat, std::shared_ptr<const void> *) = nullptr;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatCUDALanczosGetOperator_C", &getop));

@@ -19,7 +19,7 @@
 #include <string>
 
 const char *const EPSCUDALanczosVariants[]     = {"thick-restart", "thesis", "EPSCUDALanczosVariant", "EPS_CUDALANCZOS_", nullptr};
-const char *const EPSCUDALanczosReorthogs[]    = {"full", "none", "EPSCUDALanczosReorthog", "EPS_CUDALANCZOS_REORTHOG_", nullptr};
+const char *const EPSCUDALanczosReorthogs[]    = {"full", "none", "partial", "EPSCUDALanczosReorthog", "EPS_CUDALANCZOS_REORTHOG_", nullptr};
 const char *const EPSCUDALanczosBackends[]     = {"auto", "host", "cuda", "EPSCUDALanczosBackend", "EPS_CUDALANCZOS_BACKEND_", nullptr};
 const char *const EPSCUDALanczosKernelsTypes[] = {"default", "custom", "vendor", "EPSCUDALanczosKernels", "EPS_CUDALANCZOS_KERNELS_", nullptr};
 
@@ -102,6 +102,9 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     } else {
       eps->ncv = eps->nev < 500 ? PetscMin(eps->n, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(eps->n, eps->nev + 500);
     }
+    // An mpd beyond the problem size is clamped as EPSSetUp clamps ncv: it is what a default mpd
+    // from an earlier, larger operator (EPSSetOperators with a smaller matrix) left behind.
+    if (eps->mpd > eps->n) eps->mpd = eps->n;
     if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
     PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
@@ -110,6 +113,15 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCheck(eps->nev <= eps->n, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
              "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);
 
+  if (eps->V) { // EPSSetOperators resets only a set-up EPS: after a settings change a BV of the old size is left
+    PetscInt nloc_v, n_v;
+    PetscCall(BVGetSizes(eps->V, &nloc_v, &n_v, nullptr));
+    if (n_v && (nloc_v != eps->nloc || n_v != eps->n)) {
+      PetscCall(BVDestroy(&eps->V));
+      PetscCall(VecDestroyVecs(eps->nwork, &eps->work));
+      eps->nwork = 0;
+    }
+  }
   PetscCall(EPSAllocateSolution(eps, 0));
   // With a non-injective ST (STSHELL without a back-transformation) EPSSolve takes the eigenvalues from
   // the Rayleigh quotients V'AV of the returned vectors through eps->ds (EPSComputeValues), as for
@@ -204,6 +216,16 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
                "EPSCUDALANCZOS uses the standard inner product; a BV with an inner-product matrix (BVSetMatrix) is not supported");
   }
   if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps));
+  // Destroys the two work vectors on every return, the error returns of PetscCall/PetscCallCXX included
+  // (NaN from the operator, a failing STApply): they leaked there. Declared before `backend`, so it runs after it.
+  struct WorkVecs {
+    STOperator &op;
+    ~WorkVecs()
+    {
+      (void)VecDestroy(&op.x);
+      (void)VecDestroy(&op.y);
+    }
+  } work_vecs{hostop};
   PetscCall(BVCreateVec(eps->V, &hostop.x));
   PetscCall(BVCreateVec(eps->V, &hostop.y));
   PetscCall(VecGetOwnershipRange(hostop.x, &rstart, &rend));
@@ -216,7 +238,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(EPSCUDALanczosCreateBackend(eps, reduce, rstart, hostop, backend));
 
   s.variant             = ctx->variant == EPS_CUDALANCZOS_THESIS ? Variant::Thesis : Variant::ThickRestart;
-  s.reorthogonalization = ctx->variant == EPS_CUDALANCZOS_THESIS || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_NONE ? Reorthogonalization::None : Reorthogonalization::Full;
+  s.reorthogonalization = ctx->variant == EPS_CUDALANCZOS_THESIS || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_NONE ? Reorthogonalization::None
+                          : ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL                                    ? Reorthogonalization::Partial
+                                                                                                                 : Reorthogonalization::Full;
   s.which               = which;
   s.target              = PetscRealPart(eps->target);
   s.shift               = ctx->shift;
@@ -308,6 +332,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->reductions    = result.reductions;
   ctx->breakdowns    = result.breakdowns;
   ctx->orthogonality = result.orthogonality;
+  ctx->full_passes   = result.full_reorthogonalizations;
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
@@ -372,8 +397,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  backend used: %s%s%s\n", ctx->backend_name.c_str(), ctx->device_desc.empty() ? "" : ", device ",
                                      ctx->device_desc.c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  operator: %s\n", ctx->operator_desc.c_str()));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns\n", ctx->matvecs,
-                                     ctx->reductions, ctx->breakdowns));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
+                                     ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
   }
   PetscFunctionReturn(0);

@@ -37,7 +37,7 @@ struct EPS_CUDALANCZOS {
   double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
-  long        matvecs = 0, reductions = 0;
+  long        matvecs = 0, reductions = 0, full_passes = 0;
   int         breakdowns = 0;
   double      orthogonality = 0;
 };
@@ -50,3 +50,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
                                                std::unique_ptr<cudalanczos::Backend> &backend);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
+/// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
+/// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
+/// Collective on A.
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::shared_ptr<const void> *op);

@@ -1,0 +1,311 @@
+/*
+   Row-distributed device operators for EPSCUDALANCZOS under mpiexec: one GPU per rank, each holding
+   this rank's rows of a MATMPIAIJ or MATMPIDENSE, with the ghost values exchanged every product
+   (src/cuda/distributed_operator.hpp does the device side; this file builds its parts and the MPI
+   transport). See docs/multigpu.md.
+
+   MPIAIJ: the diagonal block Ad (local columns) and the off-diagonal block Ao whose columns are already
+   compressed to the ghosts, garray[] giving their global indices in ascending order
+   (MatMPIAIJGetSeqAIJ). The matrix's own scatter lives in a header Debian does not install, so the
+   plan is built here: the owner of each ghost from the ownership ranges, then one MPI_Alltoall (how
+   many) and one MPI_Alltoallv (which) tell every rank what to send to whom. Per product: MPI_Irecv
+   from each rank we need ghosts from, MPI_Isend to each rank that needs ours, MPI_Waitall, on
+   page-locked host buffers (Debian's Open MPI is not CUDA-aware). Ao is uploaded with only its nonzero
+   rows, so the ghost product and its scatter-add cost O(boundary), not O(local rows).
+
+   MPIDENSE: the local row block m x N, split into the m x m diagonal column block and the column blocks
+   left and right of it. Per product: MPI_Allgatherv of x; the ghosts are x_full without our own part.
+
+   Set-up is collective. Every decision that could differ between ranks (a failed upload, an unexpected
+   layout) is agreed on with one MPI_Allreduce, so no rank is left waiting in an exchange.
+*/
+#include "petsc/eps_cudalanczos_impl.hpp"
+
+#include <slepc/private/epsimpl.h>
+
+#if defined(CUDALANCZOS_HAVE_CUDA)
+#include "cuda/distributed_operator.hpp"
+
+#include <climits>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudalanczos;
+
+static_assert(sizeof(PetscInt) == sizeof(int), "the device CSR operators take PETSc's 32-bit indices as they are");
+
+cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
+{
+  switch (k) {
+  case EPS_CUDALANCZOS_KERNELS_CUSTOM: return cuda::KernelFlavor::Custom;
+  case EPS_CUDALANCZOS_KERNELS_VENDOR: return cuda::KernelFlavor::Vendor;
+  default: return cuda::KernelFlavor::Default;
+  }
+}
+
+/// Point-to-point halo messages: what the exchange callback of an MPIAIJ operator holds.
+struct Messages {
+  MPI_Comm                 comm = MPI_COMM_NULL; // the Mat's (PETSc's inner) communicator, alive as long as the Mat
+  PetscMPIInt              tag  = 0;             // a tag of our own on it (PetscObjectGetNewTag)
+  std::vector<PetscMPIInt> recv_rank, recv_offset, recv_count; // ghosts, in ghost order
+  std::vector<PetscMPIInt> send_rank, send_offset, send_count; // our entries, in send-buffer order
+  std::vector<MPI_Request> requests;
+
+  void operator()(const double *send, double *recv)
+  {
+    int n = 0;
+    for (std::size_t p = 0; p < recv_rank.size(); ++p)
+      if (MPI_Irecv(recv + recv_offset[p], recv_count[p], MPI_DOUBLE, recv_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
+        throw Error("halo exchange: MPI_Irecv failed");
+    for (std::size_t p = 0; p < send_rank.size(); ++p)
+      if (MPI_Isend(send + send_offset[p], send_count[p], MPI_DOUBLE, send_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
+        throw Error("halo exchange: MPI_Isend failed");
+    if (n && MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS) throw Error("halo exchange: MPI_Waitall failed");
+  }
+};
+
+/// The allgather of a dense row block's x: every rank's entries, own included, at its row offset.
+struct Allgather {
+  MPI_Comm                 comm = MPI_COMM_NULL;
+  std::vector<PetscMPIInt> count, offset;
+  PetscMPIInt              mine = 0;
+
+  void operator()(const double *send, double *recv) const
+  {
+    static const double none = 0; // a rank with no rows still takes part; some MPIs dislike null buffers
+    if (MPI_Allgatherv(mine ? send : &none, mine, MPI_DOUBLE, recv, count.data(), offset.data(), MPI_DOUBLE, comm) != MPI_SUCCESS)
+      throw Error("halo exchange: MPI_Allgatherv failed");
+  }
+};
+
+PetscErrorCode ToMPIInt(PetscInt64 v, PetscMPIInt *out)
+{
+  PetscFunctionBegin;
+  PetscCheck(v >= 0 && v <= INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "halo of %" PetscInt64_FMT " entries exceeds an MPI count", v);
+  *out = (PetscMPIInt)v;
+  PetscFunctionReturn(0);
+}
+
+/// Builds the MPIAIJ plan: who sends which of its entries to whom, from the ghosts' global indices.
+PetscErrorCode BuildAIJPlan(MPI_Comm comm, const PetscInt *ranges, PetscInt nghost, const PetscInt *garray, cuda::HaloPlan &plan,
+                            Messages &msg)
+{
+  PetscMPIInt size, rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  const PetscInt rstart = ranges[rank], m = ranges[rank + 1] - rstart;
+  // ghosts per owner; garray is ascending, so each owner's ghosts are one run, the runs in rank order
+  std::vector<PetscMPIInt> need(size, 0), give(size, 0), need_at(size, 0), give_at(size, 0);
+  for (PetscInt g = 0, p = 0; g < nghost; ++g) {
+    while (p < size && garray[g] >= ranges[p + 1]) ++p;
+    PetscCheck(p < size && garray[g] >= ranges[p] && p != rank, PETSC_COMM_SELF, PETSC_ERR_PLIB, "ghost column %" PetscInt_FMT " owned by no other rank",
+               garray[g]);
+    ++need[p];
+  }
+  PetscCallMPI(MPI_Alltoall(need.data(), 1, MPI_INT, give.data(), 1, MPI_INT, comm));
+  PetscInt64 total_give = 0;
+  for (PetscMPIInt p = 0; p < size; ++p) {
+    need_at[p] = p ? need_at[p - 1] + need[p - 1] : 0;
+    PetscCall(ToMPIInt(total_give, &give_at[p]));
+    total_give += give[p];
+  }
+  std::vector<PetscInt> wanted((std::size_t)total_give);
+  PetscCallMPI(MPI_Alltoallv(garray, need.data(), need_at.data(), MPIU_INT, wanted.data(), give.data(), give_at.data(), MPIU_INT, comm));
+  plan.send_indices.resize(wanted.size());
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    PetscCheck(wanted[i] >= rstart && wanted[i] < rstart + m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "rank asked for row %" PetscInt_FMT " which it does not own",
+               wanted[i]);
+    plan.send_indices[i] = (int)(wanted[i] - rstart);
+  }
+  plan.recv_count = nghost;
+  plan.ghost_segments.push_back({0, nghost});
+  for (PetscMPIInt p = 0; p < size; ++p) {
+    if (need[p]) {
+      msg.recv_rank.push_back(p);
+      msg.recv_offset.push_back(need_at[p]);
+      msg.recv_count.push_back(need[p]);
+    }
+    if (give[p]) {
+      msg.send_rank.push_back(p);
+      msg.send_offset.push_back(give_at[p]);
+      msg.send_count.push_back(give[p]);
+    }
+  }
+  msg.requests.resize(msg.recv_rank.size() + msg.send_rank.size());
+  PetscFunctionReturn(0);
+}
+
+/// The device blocks of this rank's rows of an MPIAIJ matrix; may throw (upload failures).
+PetscErrorCode AIJBlocks(Mat A, cuda::KernelFlavor flavor, int device, cuda::DistributedParts &parts)
+{
+  Mat                Ad, Ao;
+  const PetscInt    *garray, *ia, *ja;
+  const PetscScalar *a;
+  PetscInt           m, nghost, nrows;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  PetscCall(MatGetSize(Ao, nullptr, &nghost));
+  // diagonal block: local rows x local columns, as it is
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  PetscCheck(done && nrows == m, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the diagonal block");
+  PetscCall(MatSeqAIJGetArrayRead(Ad, &a));
+  {
+    cuda::CsrView view{m, m, ia[m], ia, ja, a};
+    PetscCallCXX(parts.local = cuda::make_csr_operator(view, flavor, device));
+  }
+  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &a));
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  if (nghost == 0) PetscFunctionReturn(0);
+  // off-diagonal block: only its nonzero rows, columns already the ghost indices
+  PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  PetscCheck(done && nrows == m, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the off-diagonal block");
+  PetscCall(MatSeqAIJGetArrayRead(Ao, &a));
+  cuda::RemoteBlock block;
+  std::vector<int>    rowptr(1, 0), colind;
+  std::vector<double> values;
+  PetscCallCXX(colind.reserve(ia[m]));
+  PetscCallCXX(values.reserve(ia[m]));
+  for (PetscInt r = 0; r < m; ++r) {
+    if (ia[r + 1] == ia[r]) continue;
+    PetscCallCXX(block.rows.push_back((int)r));
+    PetscCallCXX(colind.insert(colind.end(), ja + ia[r], ja + ia[r + 1]));
+    PetscCallCXX(values.insert(values.end(), a + ia[r], a + ia[r + 1]));
+    PetscCallCXX(rowptr.push_back((int)colind.size()));
+  }
+  PetscCall(MatSeqAIJRestoreArrayRead(Ao, &a));
+  PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  if (!block.rows.empty()) {
+    cuda::CsrView view{(cudalanczos::index_t)block.rows.size(), nghost, (cudalanczos::index_t)colind.size(), rowptr.data(), colind.data(), values.data()};
+    PetscCallCXX(block.op = cuda::make_csr_operator(view, flavor, device));
+    PetscCallCXX(parts.remote.push_back(std::move(block)));
+  }
+  PetscFunctionReturn(0);
+}
+
+/// The device blocks of this rank's row block of an MPIDENSE matrix: the diagonal column block, and
+/// the column blocks before and after it (ghost offsets 0 and rstart: x_full without our own part).
+PetscErrorCode DenseBlocks(Mat A, PetscInt rstart, PetscInt rend, PetscInt N, cuda::KernelFlavor flavor, int device, cuda::DistributedParts &parts)
+{
+  const PetscScalar *a;
+  PetscInt           lda;
+  const PetscInt     m = rend - rstart;
+
+  PetscFunctionBegin;
+  PetscCall(MatDenseGetLDA(A, &lda));
+  lda = PetscMax(lda, PetscMax(m, 1));
+  PetscCall(MatDenseGetArrayRead(A, &a));
+  {
+    cuda::DenseView view{m, m, lda, m ? a + rstart * lda : nullptr};
+    PetscCallCXX(parts.local = cuda::make_dense_operator(view, flavor, device));
+  }
+  if (m > 0 && rstart > 0) {
+    cuda::RemoteBlock left;
+    cuda::DenseView   view{m, rstart, lda, a};
+    PetscCallCXX(left.op = cuda::make_dense_operator(view, flavor, device));
+    left.ghost_offset = 0;
+    PetscCallCXX(parts.remote.push_back(std::move(left)));
+  }
+  if (m > 0 && rend < N) {
+    cuda::RemoteBlock right;
+    cuda::DenseView   view{m, N - rend, lda, a + rend * lda};
+    PetscCallCXX(right.op = cuda::make_dense_operator(view, flavor, device));
+    right.ghost_offset = rstart;
+    PetscCallCXX(parts.remote.push_back(std::move(right)));
+  }
+  PetscCall(MatDenseRestoreArrayRead(A, &a));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::shared_ptr<const void> *out)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscBool        isaij, isdense, same;
+  PetscLayout      rmap, cmap;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)A);
+  PetscMPIInt      size, rank;
+  const PetscInt  *ranges;
+
+  PetscFunctionBegin;
+  out->reset();
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSE, &isdense));
+  if (!isaij && !isdense) PetscFunctionReturn(0);
+  // The backend's vectors have this rank's rows; the local block must be square in the same layout.
+  PetscCall(MatGetLayouts(A, &rmap, &cmap));
+  PetscCall(PetscLayoutCompare(rmap, cmap, &same));
+  if (!same) PetscFunctionReturn(0); // the same on every rank: the layouts are global
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(MatGetOwnershipRanges(A, &ranges));
+  const PetscInt rstart = ranges[rank], rend = ranges[rank + 1], N = ranges[size];
+  const auto     flavor = Flavor(ctx->kernels);
+
+  cuda::DistributedParts parts;
+  std::string            failure; // this rank's upload error, agreed on below so that no rank is left behind
+  if (isaij) {
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscInt        nghost;
+    Messages        msg;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+    PetscCall(MatGetSize(Ao, nullptr, &nghost));
+    msg.comm = comm;
+    PetscCall(PetscObjectGetNewTag((PetscObject)A, &msg.tag));
+    PetscCall(BuildAIJPlan(comm, ranges, nghost, garray, parts.plan, msg));
+    parts.exchange    = std::move(msg);
+    parts.description = "row-distributed AIJ over " + std::to_string(size) + (size > 1 ? " ranks" : " rank");
+    // PETSc has printed the trace of a failed upload; the message below stops every rank together
+    if (AIJBlocks(A, flavor, device, parts)) failure = "see the error above";
+  } else {
+    Allgather ag;
+    ag.comm = comm;
+    ag.count.resize(size);
+    ag.offset.resize(size);
+    for (PetscMPIInt p = 0; p < size; ++p) {
+      PetscCall(ToMPIInt(ranges[p + 1] - ranges[p], &ag.count[p]));
+      PetscCall(ToMPIInt(ranges[p], &ag.offset[p]));
+    }
+    ag.mine               = ag.count[rank];
+    parts.plan.send_all   = true;
+    parts.plan.recv_count = N;
+    parts.plan.ghost_segments = {{0, rstart}, {rend, N - rend}};
+    parts.exchange            = std::move(ag);
+    parts.description         = "row-distributed dense over " + std::to_string(size) + (size > 1 ? " ranks (allgather of x)" : " rank");
+    if (DenseBlocks(A, rstart, rend, N, flavor, device, parts)) failure = "see the error above";
+  }
+  std::shared_ptr<cuda::DistributedOperator> op;
+  if (failure.empty()) {
+    try {
+      op = cuda::make_distributed_operator(std::move(parts), device);
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  }
+  PetscBool failed = failure.empty() ? PETSC_FALSE : PETSC_TRUE, any;
+  PetscCall(MPIU_Allreduce(&failed, &any, 1, MPIU_BOOL, MPI_LOR, comm));
+  PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_LIB, "Uploading this rank's rows to the GPU failed: %s", failure.c_str());
+  PetscCheck(!any, comm, PETSC_ERR_LIB, "Uploading the matrix to the GPUs failed on another rank");
+  *out = std::static_pointer_cast<const cuda::DeviceOperator>(op);
+  PetscFunctionReturn(0);
+}
+
+#else
+
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS, Mat, int, std::shared_ptr<const void> *out)
+{
+  PetscFunctionBegin;
+  out->reset();
+  PetscFunctionReturn(0);
+}
+
+#endif
