@@ -12,7 +12,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslepc3.18-dev-examples \
-                  libpetsc-real3.18-dev openmpi-bin libopenmpi-dev liblapack-dev libgtest-dev python3
+                  libpetsc-real3.18-dev openmpi-bin libopenmpi-dev liblapack-dev libgtest-dev python3 valgrind
 
 .PHONY: all deps configure build demo test check install gpu-pack clean
 

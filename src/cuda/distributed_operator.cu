@@ -103,7 +103,7 @@ public:
         throw Error("make_distributed_operator: a remote block's rows do not match its row map");
       for (int r : b.rows)
         if (r < 0 || r >= m_) throw Error("make_distributed_operator: row map entry " + std::to_string(r) + " outside the local rows");
-      if (b.op->rows() == 0) continue; // nothing to add
+      if (b.op->rows() == 0 || b.op->cols() == 0) continue; // adds nothing
       tmp_rows = std::max(tmp_rows, b.op->rows());
       remote_.push_back(std::move(b));
     }
@@ -148,11 +148,14 @@ public:
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
     const cudaStream_t c = comm_.get();
+    const bool halo = nsend_ > 0 || nghost_ > 0;
     if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_start_.get(), s));
 
-    // 1. values for the other ranks, to the page-locked send buffer (stream c, after x is ready on s)
-    CUDALANCZOS_CHECK(cudaEventRecord(x_ready_.get(), s));
-    CUDALANCZOS_CHECK(cudaStreamWaitEvent(c, x_ready_.get(), 0));
+    // 1. values for the other ranks, to the page-locked send buffer (stream c, once x is ready on s)
+    if (halo) {
+      CUDALANCZOS_CHECK(cudaEventRecord(x_ready_.get(), s));
+      CUDALANCZOS_CHECK(cudaStreamWaitEvent(c, x_ready_.get(), 0));
+    }
     if (nsend_ > 0) {
       const double *from = x;
       if (!plan_.send_all) {
@@ -161,33 +164,36 @@ public:
         from = send_dev_.data();
       }
       CUDALANCZOS_CHECK(cudaMemcpyAsync(send_host_.data(), from, bytes(nsend_), cudaMemcpyDeviceToHost, c));
+      CUDALANCZOS_CHECK(cudaEventRecord(sent_.get(), c));
     }
-    CUDALANCZOS_CHECK(cudaEventRecord(sent_.get(), c));
 
     // 2. the local product on the caller's stream, overlapping 1, 3 and 4
     if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_local0_.get(), s));
     local_->apply(x, y, s);
     if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_local1_.get(), s));
 
-    // 3. the exchange, on the host (every rank calls it: it may be collective)
-    CUDALANCZOS_CHECK(cudaEventSynchronize(sent_.get()));
+    // 3. the exchange, on the host; every rank calls it (it may be a collective). The send buffer must
+    // be filled, and the receive buffer no longer read by the last product's upload (stream order on c
+    // puts that upload before this product's send; without a send, wait for it directly).
+    if (nsend_ > 0) CUDALANCZOS_CHECK(cudaEventSynchronize(sent_.get()));
+    else if (nghost_ > 0) CUDALANCZOS_CHECK(cudaEventSynchronize(ghosts_ready_.get()));
     const auto h0 = std::chrono::steady_clock::now();
     exchange_(send_host_.data(), recv_host_.data());
     if (profiling_) host_exchange_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count();
 
-    // 4. the ghosts to the device, contiguous
-    index_t at = 0;
-    for (const auto &seg : plan_.ghost_segments) {
-      if (seg.length > 0)
-        CUDALANCZOS_CHECK(cudaMemcpyAsync(ghosts_.data() + at, recv_host_.data() + seg.offset, bytes(seg.length),
-                                          cudaMemcpyHostToDevice, c));
-      at += seg.length;
+    // 4. the ghosts to the device, contiguous; then y += P_b A_b g_b on the caller's stream
+    if (nghost_ > 0) {
+      index_t at = 0;
+      for (const auto &seg : plan_.ghost_segments) {
+        if (seg.length > 0)
+          CUDALANCZOS_CHECK(cudaMemcpyAsync(ghosts_.data() + at, recv_host_.data() + seg.offset, bytes(seg.length),
+                                            cudaMemcpyHostToDevice, c));
+        at += seg.length;
+      }
+      CUDALANCZOS_CHECK(cudaEventRecord(ghosts_ready_.get(), c));
+      if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_ghosts_.get(), c));
+      CUDALANCZOS_CHECK(cudaStreamWaitEvent(s, ghosts_ready_.get(), 0));
     }
-    CUDALANCZOS_CHECK(cudaEventRecord(ghosts_ready_.get(), c));
-    if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_ghosts_.get(), c));
-
-    // 5. y += P_b A_b g_b on the caller's stream, once the ghosts are there
-    CUDALANCZOS_CHECK(cudaStreamWaitEvent(s, ghosts_ready_.get(), 0));
     if (profiling_) CUDALANCZOS_CHECK(cudaEventRecord(t_remote0_.get(), s));
     for (std::size_t b = 0; b < remote_.size(); ++b) {
       const RemoteBlock &blk = remote_[b];
@@ -205,7 +211,7 @@ public:
       stats_.apply_ms += elapsed_ms(t_start_, t_end_);
       stats_.local_ms += elapsed_ms(t_local0_, t_local1_);
       stats_.remote_ms += elapsed_ms(t_remote0_, t_end_);
-      stats_.exchange_ms += elapsed_ms(t_start_, t_ghosts_);
+      if (nghost_ > 0) stats_.exchange_ms += elapsed_ms(t_start_, t_ghosts_);
     }
   }
 
@@ -263,6 +269,11 @@ private:
 };
 
 } // namespace
+
+void select_device(int device)
+{
+  if (device >= 0) CUDALANCZOS_CHECK(cudaSetDevice(device));
+}
 
 std::shared_ptr<DistributedOperator> make_distributed_operator(DistributedParts parts, int device)
 {

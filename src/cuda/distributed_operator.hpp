@@ -91,6 +91,10 @@ public:
   virtual void reset_stats() = 0;
 };
 
+/// Makes `device` current for the calling thread (cudaSetDevice). Call it before building the blocks:
+/// their uploads then create no context on the default device, which every rank would share.
+void select_device(int device);
+
 /// Builds the operator on `device` (< 0: the current one). The blocks must live on that device; sizes
 /// are checked (local square, every block inside the ghost vector, row maps inside the local rows).
 std::shared_ptr<DistributedOperator> make_distributed_operator(DistributedParts parts, int device);

@@ -249,6 +249,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
   PetscCall(MatGetOwnershipRanges(A, &ranges));
   const PetscInt rstart = ranges[rank], rend = ranges[rank + 1], N = ranges[size];
   const auto     flavor = Flavor(ctx->kernels);
+  PetscCallCXX(cuda::select_device(device)); // every upload below, and the backend, on this rank's device only
 
   cuda::DistributedParts parts;
   std::string            failure; // this rank's upload error, agreed on below so that no rank is left behind
@@ -275,11 +276,14 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
       PetscCall(ToMPIInt(ranges[p + 1] - ranges[p], &ag.count[p]));
       PetscCall(ToMPIInt(ranges[p], &ag.offset[p]));
     }
-    ag.mine               = ag.count[rank];
-    parts.plan.send_all   = true;
-    parts.plan.recv_count = N;
-    parts.plan.ghost_segments = {{0, rstart}, {rend, N - rend}};
-    parts.exchange            = std::move(ag);
+    ag.mine = ag.count[rank];
+    if (size > 1) {
+      parts.plan.send_all   = true;
+      parts.plan.recv_count = N;
+      // a rank without rows takes part in the allgather but needs none of it on its device
+      if (rend > rstart) parts.plan.ghost_segments = {{0, rstart}, {rend, N - rend}};
+      parts.exchange = std::move(ag);
+    } else parts.exchange = [](const double *, double *) {}; // one rank: nothing to exchange
     parts.description         = "row-distributed dense over " + std::to_string(size) + (size > 1 ? " ranks (allgather of x)" : " rank");
     if (DenseBlocks(A, rstart, rend, N, flavor, device, parts)) failure = "see the error above";
   }

@@ -1,0 +1,612 @@
+/*
+   Robustness of EPSCUDALANCZOS through PETSc/SLEPc (issue 5): bad input gets a clear PETSc error, never a
+   hang, a crash or a wrong answer, and the SAME EPS object is still usable afterwards; plus the edge cases
+   of reusing one EPS (changed values, changed pattern, changed size, EPSReset, c*I).
+
+   Every error case is checked twice: (1) the call fails with a PETSc error code and the error message
+   names the problem (a keyword), (2) the input is fixed on the same EPS and EPSSolve then returns the right
+   eigenvalues (against the closed form of the matrix, or krylovschur) with small true residuals. The EPS
+   is destroyed at the end of each case, so leaks show under valgrind (tests/valgrind).
+
+   Run serially and under mpiexec (tests/petsc/CMakeLists.txt) with -eps_cudalanczos_backend host; the
+   row layout is deliberately uneven. Prints "ok N - name" / "not ok N - name" per check, then
+   "P passed, F failed", and exits non-zero on any failure.
+*/
+#include <slepccudalanczos.h>
+
+static int failures = 0, checks = 0;
+
+static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
+{
+  PetscFunctionBeginUser;
+  ++checks;
+  if (!cond) ++failures;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s%s%s\n", cond ? "ok" : "not ok", checks, name, detail && detail[0] ? ": " : "", detail ? detail : ""));
+  PetscFunctionReturn(0);
+}
+
+/* Local rows deliberately uneven: rank r gets a share proportional to r+1. */
+static PetscErrorCode LocalRows(PetscInt n, PetscInt *nloc)
+{
+  PetscMPIInt rank, size;
+  PetscInt    total, before = 0, r;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  total = (PetscInt)size * (size + 1) / 2;
+  for (r = 0; r < rank; ++r) before += n * (r + 1) / total;
+  *nloc = (rank == size - 1) ? n - before : n * (rank + 1) / total;
+  PetscFunctionReturn(0);
+}
+
+/* The 1-D Laplacian tridiag(-1, 2, -1) (AIJ), eigenvalues 2 - 2 cos(k pi / (n+1)), k = 1..n. */
+static PetscErrorCode Laplacian(PetscInt n, Mat *A)
+{
+  PetscInt nloc, rstart, rend, i;
+
+  PetscFunctionBeginUser;
+  PetscCall(LocalRows(n, &nloc));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 3, NULL, 2, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) {
+    if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
+    if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(*A, i, i, 2.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* The k-th largest eigenvalue (k = 0, 1, ...) of the n x n Laplacian. */
+static PetscReal LaplacianLargest(PetscInt n, PetscInt k) { return 2 - 2 * PetscCosReal(PETSC_PI * (PetscReal)(n - k) / (PetscReal)(n + 1)); }
+
+/* c * I as an AIJ matrix. */
+static PetscErrorCode ScaledIdentity(PetscInt n, PetscScalar c, Mat *A)
+{
+  PetscInt nloc, rstart, rend, i;
+
+  PetscFunctionBeginUser;
+  PetscCall(LocalRows(n, &nloc));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 1, NULL, 0, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) PetscCall(MatSetValue(*A, i, i, c, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* Sets one entry (on the owning rank) and reassembles. */
+static PetscErrorCode SetEntry(Mat A, PetscInt i, PetscInt j, PetscScalar v)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  if (i >= rstart && i < rend) PetscCall(MatSetValue(A, i, j, v, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* A fresh EPSCUDALANCZOS on A: Hermitian, nev largest real eigenvalues, tol 1e-10, options applied. */
+static PetscErrorCode NewEPS(Mat A, PetscInt nev, EPS *eps)
+{
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
+  PetscCall(EPSSetOperators(*eps, A, NULL));
+  PetscCall(EPSSetProblemType(*eps, EPS_HEP));
+  PetscCall(EPSSetType(*eps, EPSCUDALANCZOS));
+  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(*eps, EPS_LARGEST_REAL));
+  PetscCall(EPSSetTolerances(*eps, 1e-10, 5000));
+  PetscCall(EPSSetFromOptions(*eps)); /* picks up -eps_cudalanczos_backend host from the command line */
+  PetscFunctionReturn(0);
+}
+
+/* Solves (the EPS is already configured) and checks the first nev eigenvalues against expected[] within
+   tol * max(1, |expected|), and the true relative residual of each pair (absolute for lambda = 0). */
+static PetscErrorCode SolveAndCheck(EPS eps, PetscInt nev, const PetscReal *expected, PetscReal tol, const char *name)
+{
+  PetscErrorCode ierr;
+  PetscInt       nconv = 0, i;
+  PetscReal      diff = 0, worst = 0, err;
+  char           detail[512];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSolve(eps);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) {
+    const char *text;
+    char       *specific = NULL;
+    PetscCall(PetscErrorMessage(ierr, &text, &specific));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "EPSSolve failed with error %d: %s", (int)ierr, specific ? specific : (text ? text : "")));
+    PetscCall(Check(PETSC_FALSE, name, detail));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(EPSGetConverged(eps, &nconv));
+  for (i = 0; i < PetscMin(nconv, nev); ++i) {
+    PetscScalar kr;
+    PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+    diff = PetscMax(diff, PetscAbsReal(PetscRealPart(kr) - expected[i]) / PetscMax(1, PetscAbsReal(expected[i])));
+    PetscCall(EPSComputeError(eps, i, PetscAbsScalar(kr) > 0 ? EPS_ERROR_RELATIVE : EPS_ERROR_ABSOLUTE, &err));
+    worst = PetscMax(worst, err);
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT " (want %" PetscInt_FMT "), max rel |diff| %.2e, true residual %.2e", nconv, nev,
+                          (double)diff, (double)worst));
+  PetscCall(Check((PetscBool)(nconv >= nev && diff <= tol && worst <= 1e-8), name, detail));
+  PetscFunctionReturn(0);
+}
+
+/* The nev largest eigenvalues of A by krylovschur (the reference when no closed form is at hand). */
+static PetscErrorCode Reference(Mat A, PetscInt nev, PetscReal *ref)
+{
+  EPS      eps;
+  PetscInt nconv, i;
+
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(EPSSetProblemType(eps, EPS_HEP));
+  PetscCall(EPSSetType(eps, EPSKRYLOVSCHUR));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(EPSSetTolerances(eps, 1e-12, 5000));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCheck(nconv >= nev, PETSC_COMM_WORLD, PETSC_ERR_CONV_FAILED, "krylovschur reference did not converge");
+  for (i = 0; i < nev; ++i) {
+    PetscScalar kr;
+    PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+    ref[i] = PetscRealPart(kr);
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+
+/* Records the outcome of a call that must fail: a nonzero code and a message containing `keyword`. */
+static PetscErrorCode ExpectFailure(PetscErrorCode ierr, const char *name, const char *keyword)
+{
+  const char *text     = NULL;
+  char       *specific = NULL;
+  char        detail[768];
+
+  PetscFunctionBeginUser;
+  if (!ierr) {
+    PetscCall(Check(PETSC_FALSE, name, "was accepted"));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscErrorMessage(ierr, &text, &specific));
+  const char *msg = specific && specific[0] ? specific : (text ? text : "");
+  PetscBool   has = (PetscBool)(keyword == NULL || strstr(msg, keyword) != NULL);
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "error %d%s: \"%s\"", (int)ierr, has ? "" : " (message lacks the expected keyword)", msg));
+  PetscCall(Check(has, name, detail));
+  PetscFunctionReturn(0);
+}
+
+/* EPSSolve under the returning error handler. */
+static PetscErrorCode TrySolve(EPS eps, PetscErrorCode *ierr)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  *ierr = EPSSolve(eps);
+  PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(0);
+}
+
+/* --- a MATSHELL diag(1, 2, ..., n) whose products turn NaN or Inf from the k-th one on --------------- */
+typedef struct {
+  PetscInt    products, bad_from; /* bad_from <= 0: never */
+  PetscScalar bad;
+} ShellCtx;
+
+static PetscErrorCode ShellMult(Mat A, Vec x, Vec y)
+{
+  ShellCtx          *ctx;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+  PetscInt           rstart, rend, i;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(A, &ctx));
+  ++ctx->products;
+  PetscCall(VecGetOwnershipRange(x, &rstart, &rend));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(y, &ya));
+  for (i = rstart; i < rend; ++i) ya[i - rstart] = (PetscScalar)(i + 1) * xa[i - rstart];
+  if (ctx->bad_from > 0 && ctx->products >= ctx->bad_from && rend > rstart) ya[rend - rstart - 1] = ctx->bad; /* last local row of every rank */
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode DiagonalShell(PetscInt n, ShellCtx *ctx, Mat *A)
+{
+  PetscInt nloc;
+
+  PetscFunctionBeginUser;
+  PetscCall(LocalRows(n, &nloc));
+  PetscCall(MatCreateShell(PETSC_COMM_WORLD, nloc, nloc, n, n, ctx, A));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT, (void (*)(void))ShellMult));
+  PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE, (void (*)(void))ShellMult));
+  PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/* --- error cases, each followed by the fix on the same EPS ----------------------------------------- */
+
+static PetscErrorCode Arbitrary(PetscScalar er, PetscScalar ei, Vec xr, Vec xi, PetscScalar *rr, PetscScalar *ri, void *ctx)
+{
+  (void)ei, (void)xr, (void)xi, (void)ctx;
+  *rr = er;
+  if (ri) *ri = 0;
+  return 0;
+}
+
+static PetscErrorCode ErrorCases(void)
+{
+  const PetscInt n = 30, nev = 3;
+  Mat            A, B;
+  EPS            eps;
+  PetscErrorCode ierr;
+  PetscReal      expected[16];
+  PetscInt       i;
+
+  PetscFunctionBeginUser;
+  for (i = 0; i < 16; ++i) expected[i] = LaplacianLargest(n, i);
+  PetscCall(Laplacian(n, &A));
+  PetscCall(ScaledIdentity(n, 2.0, &B));
+
+  /* Problem types other than Hermitian. */
+  {
+    const EPSProblemType types[]  = {EPS_NHEP, EPS_GHEP, EPS_PGNHEP, EPS_GNHEP};
+    const char          *names[]  = {"NHEP", "GHEP with B", "PGNHEP with B", "GNHEP with B"};
+    const PetscBool      withB[]  = {PETSC_FALSE, PETSC_TRUE, PETSC_TRUE, PETSC_TRUE};
+    char                 name[128];
+    for (i = 0; i < 4; ++i) {
+      PetscCall(NewEPS(A, nev, &eps));
+      if (withB[i]) PetscCall(EPSSetOperators(eps, A, B));
+      PetscCall(EPSSetProblemType(eps, types[i]));
+      PetscCall(TrySolve(eps, &ierr));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "problem type %s is refused", names[i]));
+      PetscCall(ExpectFailure(ierr, name, "EPS_HEP"));
+      if (withB[i]) PetscCall(EPSSetOperators(eps, A, NULL));
+      PetscCall(EPSSetProblemType(eps, EPS_HEP));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "  then EPS_HEP on the same EPS solves"));
+      PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, name));
+      PetscCall(EPSDestroy(&eps));
+    }
+  }
+
+  /* nev = 0: SLEPc's EPSSetDimensions refuses it. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSetDimensions(eps, 0, PETSC_DEFAULT, PETSC_DEFAULT);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(ExpectFailure(ierr, "nev = 0 is refused", "nev"));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves with nev 3"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* nev > n: SLEPc's EPSSetUp clamps nev to n before any solver sees it (krylovschur alike), so no
+     solver can refuse it; what must hold is that all n eigenpairs come back right. */
+  {
+    const PetscInt m = 6;
+    Mat            S;
+    PetscReal      exact[6];
+    PetscInt       nev_after, ncv_after, mpd_after;
+    char           detail[128];
+    for (i = 0; i < m; ++i) exact[i] = LaplacianLargest(m, i);
+    PetscCall(Laplacian(m, &S));
+    PetscCall(NewEPS(S, m + 4, &eps));
+    PetscCall(SolveAndCheck(eps, m, exact, 1e-10, "nev > n (n 6, nev 10): SLEPc clamps nev to n, all n eigenpairs correct"));
+    PetscCall(EPSGetDimensions(eps, &nev_after, &ncv_after, &mpd_after));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nev %" PetscInt_FMT ", ncv %" PetscInt_FMT, nev_after, ncv_after));
+    PetscCall(Check((PetscBool)(nev_after == m && ncv_after == m), "  nev and ncv were clamped to n", detail));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&S));
+  }
+
+  /* ncv < nev. */
+  PetscCall(NewEPS(A, 5, &eps));
+  PetscCall(EPSSetDimensions(eps, 5, 3, PETSC_DEFAULT));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "ncv < nev (nev 5, ncv 3) is refused", "ncv"));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(SolveAndCheck(eps, 5, expected, 1e-10, "  then the default ncv on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* mpd > ncv. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetDimensions(eps, nev, 10, 20));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "mpd > ncv (ncv 10, mpd 20) is refused", "mpd"));
+  PetscCall(EPSSetDimensions(eps, nev, 10, 10));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then mpd = ncv on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* which: user-defined, and all (an interval). */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_WHICH_USER));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "which = user is refused", "supported"));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then which = largest_real on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetInterval(eps, 1.0, 3.0));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL)); /* what -eps_interval does */
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "which = all (EPSSetInterval) is refused", "supported"));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then which = largest_real on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_IMAGINARY));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "which = largest_imaginary is refused (by SLEPc)", "imaginary"));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then which = largest_real on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* Harmonic extraction. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetExtraction(eps, EPS_HARMONIC));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "harmonic extraction is refused", "extraction"));
+  PetscCall(EPSSetExtraction(eps, EPS_RITZ));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then Ritz extraction on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* Balancing. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetBalance(eps, EPS_BALANCE_TWOSIDE, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "balancing is refused", "balancing"));
+  PetscCall(EPSSetBalance(eps, EPS_BALANCE_NONE, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then no balancing on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* Arbitrary selection. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetArbitrarySelection(eps, Arbitrary, NULL));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "arbitrary selection is refused", "arbitrary"));
+  PetscCall(EPSSetArbitrarySelection(eps, NULL, NULL));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then no arbitrary selection on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* A region (an RG interval). */
+  {
+    RG rg;
+    PetscCall(NewEPS(A, nev, &eps));
+    PetscCall(EPSGetRG(eps, &rg));
+    PetscCall(RGSetType(rg, RGINTERVAL));
+    PetscCall(RGIntervalSetEndpoints(rg, 1.0, 3.0, -1.0, 1.0));
+    PetscCall(TrySolve(eps, &ierr));
+    PetscCall(ExpectFailure(ierr, "a region (RG interval [1,3]) is refused", "region"));
+    PetscCall(RGIntervalSetEndpoints(rg, -PETSC_MAX_REAL, PETSC_MAX_REAL, -PETSC_MAX_REAL, PETSC_MAX_REAL));
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the trivial region on the same EPS solves"));
+    PetscCall(EPSDestroy(&eps));
+  }
+
+  /* Two-sided (left eigenvectors). */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetTwoSided(eps, PETSC_TRUE));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "two-sided is refused (by SLEPc for symmetric problems)", "Two-sided"));
+  PetscCall(EPSSetTwoSided(eps, PETSC_FALSE));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then one-sided on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  /* Option values that do not exist. */
+  {
+    const char *options[] = {"-eps_cudalanczos_variant", "-eps_cudalanczos_reorthog", "-eps_cudalanczos_backend", "-eps_cudalanczos_kernels"};
+    char        name[128];
+    for (i = 0; i < 4; ++i) {
+      PetscCall(NewEPS(A, nev, &eps));
+      PetscCall(PetscOptionsSetValue(NULL, options[i], "bogus"));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = EPSSetFromOptions(eps);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(PetscOptionsClearValue(NULL, options[i]));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s bogus is refused by EPSSetFromOptions", options[i]));
+      PetscCall(ExpectFailure(ierr, name, "bogus"));
+      PetscCall(EPSSetFromOptions(eps));
+      PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves once the option is gone"));
+      PetscCall(EPSDestroy(&eps));
+    }
+  }
+
+  /* A non-square operator: SLEPc's EPSSetOperators refuses it. */
+  {
+    Mat R;
+    PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n - 10, 1, NULL, 1, NULL, &R));
+    PetscCall(MatAssemblyBegin(R, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(R, MAT_FINAL_ASSEMBLY));
+    PetscCall(NewEPS(A, nev, &eps));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = EPSSetOperators(eps, R, NULL);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(ExpectFailure(ierr, "a non-square operator (30 x 20) is refused by EPSSetOperators", "square"));
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS still solves the square problem"));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  and again after EPSSetOperators with the square matrix"));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&R));
+  }
+
+  /* NaN / Inf in the matrix: an error, then the repaired matrix (EPSSetOperators again) solves. */
+  {
+    const PetscScalar bad[]   = {NAN, INFINITY, -INFINITY};
+    const char       *names[] = {"NaN in the matrix is refused", "Inf in the matrix is refused", "-Inf in the matrix is refused"};
+    for (i = 0; i < 3; ++i) {
+      Mat C;
+      PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
+      PetscCall(NewEPS(C, nev, &eps));
+      PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  a first solve before the matrix goes bad"));
+      PetscCall(SetEntry(C, n - 1 - 3 * i, n - 1 - 3 * i, bad[i]));
+      PetscCall(EPSSetOperators(eps, C, NULL));
+      PetscCall(TrySolve(eps, &ierr));
+      PetscCall(ExpectFailure(ierr, names[i], "NaN or Inf"));
+      PetscCall(SetEntry(C, n - 1 - 3 * i, n - 1 - 3 * i, 2.0));
+      PetscCall(EPSSetOperators(eps, C, NULL));
+      PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the repaired matrix on the same EPS solves"));
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(MatDestroy(&C));
+    }
+  }
+
+  /* NaN / Inf appearing during the iteration: a MATSHELL diag(1..n) whose 5th product on is bad. */
+  {
+    const PetscScalar bad[]   = {NAN, INFINITY};
+    const char       *names[] = {"NaN from the 5th product on (MATSHELL) is refused", "Inf from the 5th product on (MATSHELL) is refused"};
+    PetscReal         diag[3] = {n, n - 1, n - 2};
+    for (i = 0; i < 2; ++i) {
+      ShellCtx ctx = {0, 5, bad[i]};
+      Mat      S;
+      char     detail[64];
+      PetscCall(DiagonalShell(n, &ctx, &S));
+      PetscCall(NewEPS(S, nev, &eps));
+      PetscCall(TrySolve(eps, &ierr));
+      PetscCall(ExpectFailure(ierr, names[i], "NaN or Inf"));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " products", ctx.products));
+      PetscCall(Check((PetscBool)(ctx.products >= 5 && ctx.products < 100), "  it stopped soon after the bad product", detail));
+      ctx.bad_from = 0; /* the operator is healthy again: solve on the same EPS, no other call */
+      PetscCall(SolveAndCheck(eps, nev, diag, 1e-10, "  then the healthy operator on the same EPS solves"));
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(MatDestroy(&S));
+    }
+  }
+
+  /* After EPSReset the operators are gone: EPSSolve is an error, not a crash; EPSSetOperators revives it. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "EPSReset: a first solve"));
+  PetscCall(EPSReset(eps));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "  EPSSolve after EPSReset without operators is an error", NULL));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  EPSSetOperators after EPSReset, then the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* --- reusing one EPS ------------------------------------------------------------------------------ */
+
+static PetscErrorCode ReuseCases(void)
+{
+  const PetscInt n = 40, nev = 4;
+  Mat            A;
+  EPS            eps;
+  PetscReal      expected[8], ref[8];
+  PetscInt       i, rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(Laplacian(n, &A));
+  PetscCall(NewEPS(A, nev, &eps));
+  for (i = 0; i < nev; ++i) expected[i] = LaplacianLargest(n, i);
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "reuse: first solve, Laplacian n=40"));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "reuse: EPSSolve again, nothing changed"));
+
+  /* New values, same pattern. SLEPc's EPSSolve does nothing when the EPS is already solved: the
+     documented way to say the matrix changed is EPSSetOperators (here with the same Mat). */
+  PetscCall(MatScale(A, 2.0));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  for (i = 0; i < nev; ++i) expected[i] = 2 * LaplacianLargest(n, i);
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "reuse: matrix scaled by 2, eigenvalues double"));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  for (i = 0; i < nev; ++i) expected[i] = 2 * LaplacianLargest(n, i) + 1;
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "reuse: then shifted by 1 (MatShift), eigenvalues + 1"));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  /* every value back to the Laplacian's, entry by entry */
+  for (i = rstart; i < rend; ++i) PetscCall(MatSetValue(A, i, i, 2.0, INSERT_VALUES));
+  for (i = rstart; i < rend; ++i) {
+    if (i > 0) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
+    if (i < n - 1) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  for (i = 0; i < nev; ++i) expected[i] = LaplacianLargest(n, i);
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "reuse: values set back with MatSetValues"));
+
+  /* A different nonzero pattern: new entries (i, i+2) and (i+2, i); reference krylovschur. */
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (i = rstart; i < rend; ++i) {
+    if (i + 2 < n) PetscCall(MatSetValue(A, i, i + 2, -0.5, INSERT_VALUES));
+    if (i >= 2) PetscCall(MatSetValue(A, i, i - 2, -0.5, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(Reference(A, nev, ref));
+  PetscCall(SolveAndCheck(eps, nev, ref, 1e-9, "reuse: new nonzero pattern (pentadiagonal), against krylovschur"));
+
+  /* EPSSetOperators with matrices of other sizes. On a solved EPS it resets the EPS (the default ncv and
+     mpd of the larger problem stay behind); after a settings change (EPSSetDimensions first) SLEPc does
+     not reset it and a basis of the old size is left. SLEPc clamps nev to n, for good: nev is set again
+     after the tiny sizes. */
+  {
+    const PetscInt  sizes[] = {70, 7, 25, 2, 1, 50};
+    const PetscBool before[] = {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, PETSC_TRUE};
+    char            name[160];
+    for (PetscInt k = 0; k < 6; ++k) {
+      Mat            C;
+      const PetscInt m = sizes[k], want = PetscMin(nev, m);
+      PetscCall(Laplacian(m, &C));
+      if (before[k]) PetscCall(EPSSetDimensions(eps, want, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetOperators(eps, C, NULL));
+      if (!before[k] && m < nev) PetscCall(EPSSetDimensions(eps, want, PETSC_DEFAULT, PETSC_DEFAULT));
+      for (i = 0; i < want; ++i) expected[i] = m == 1 ? 2.0 : LaplacianLargest(m, i);
+      PetscCall(PetscSNPrintf(name, sizeof(name), "reuse: EPSSetOperators with a %" PetscInt_FMT "x%" PetscInt_FMT " Laplacian%s", m, m,
+                              before[k] ? " (after EPSSetDimensions)" : " (on the solved EPS)"));
+      PetscCall(SolveAndCheck(eps, want, expected, 1e-10, name));
+      PetscCall(MatDestroy(&C));
+    }
+  }
+
+  /* EPSReset, then the same settings again. */
+  PetscCall(EPSReset(eps));
+  PetscCall(EPSSetOperators(eps, A, NULL));
+  PetscCall(SolveAndCheck(eps, nev, ref, 1e-9, "reuse: EPSReset + EPSSetOperators, same settings"));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+
+  /* All eigenvalues equal: 3 I, largest and smallest. */
+  {
+    Mat       C;
+    PetscReal three[8] = {3, 3, 3, 3, 3, 3, 3, 3};
+    PetscCall(ScaledIdentity(60, 3.0, &C));
+    PetscCall(NewEPS(C, nev, &eps));
+    PetscCall(SolveAndCheck(eps, nev, three, 1e-12, "all-equal eigenvalues 3*I n=60, 4 largest"));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_SMALLEST_REAL));
+    PetscCall(EPSSetDimensions(eps, 8, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(SolveAndCheck(eps, 8, three, 1e-12, "all-equal eigenvalues 3*I n=60, 8 smallest"));
+    PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+    PetscCall(EPSSetDimensions(eps, 1, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(SolveAndCheck(eps, 1, three, 1e-12, "all-equal eigenvalues 3*I n=60, thesis variant"));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&C));
+  }
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPSCUDALANCZOS robustness"));
+  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(ErrorCases());
+  PetscCall(ReuseCases());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
+  PetscCall(SlepcFinalize());
+  return failures ? 1 : 0;
+}
