@@ -1,0 +1,175 @@
+// The sparse matrices of the peer benchmark (bench/peers/README.md), written once as raw CSR files that
+// every solver of the suite reads: bench_eps (PETSc, 1 or 16 ranks), krylov_floor and peers.py (CuPy).
+//
+//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym (or "all")
+//   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
+//
+// File DIR/NAME.csr (little endian):
+//   bytes  0..7   magic "CLCSR01\n"
+//   bytes  8..15  int64 rows (= cols)
+//   bytes 16..23  int64 nnz
+//   bytes 24..31  int64 0 (reserved)
+//   then int32 rowptr[rows + 1], int32 colind[nnz] (ascending in each row), float64 values[nnz].
+// Written to NAME.csr.tmp and renamed, so a killed run never leaves a truncated file behind.
+//
+// The generators (all deterministic; counter-based random numbers of src/core/random.hpp):
+//   lap2d     5-point Laplacian on a 1000 x 1000 grid (10^6 rows), 4 on the diagonal, -1 off it;
+//             tests/cuda/test_matrices.hpp laplacian(1000), the matrix of bench_cudalanczos spmv
+//   lap3d     7-point Laplacian on a 100^3 grid (10^6 rows), 6 on the diagonal, -1 off it; row
+//             (i m + j) m + l for grid point (i, j, l)
+//   powerlaw  Chung-Lu graph adjacency, 2 * 10^6 rows, average degree 16, seed 0xc1:
+//             test_matrices.hpp chung_lu(2000000, 16, 0xc1), the matrix of bench_cudalanczos spmv
+//   randsym   random sparse symmetric, 10^6 rows: B has 8 entries per row, entry e of row r in column
+//             floor(u n), u = (random_entry(0x5e1, 8 r + e) + 1) / 2, value random_entry(0x5e2, 8 r + e)
+//             (uniform in [-1, 1)); A = B + B^T, repeated positions summed (about 16 entries per row)
+// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows.
+#include "core/random.hpp"
+#include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+using cudalanczos::cuda::test::Csr;
+
+namespace {
+
+Csr laplacian3d(std::int64_t m)
+{
+  Csr A;
+  A.rows = A.cols = m * m * m;
+  A.rowptr.assign(1, 0);
+  A.colind.reserve(static_cast<std::size_t>(7 * A.rows));
+  A.values.reserve(static_cast<std::size_t>(7 * A.rows));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t l = 0; l < m; ++l) {
+        const std::int64_t r = (i * m + j) * m + l;
+        const auto add = [&](std::int64_t c, double v) {
+          A.colind.push_back(static_cast<int>(c));
+          A.values.push_back(v);
+        };
+        if (i > 0) add(r - m * m, -1.0);
+        if (j > 0) add(r - m, -1.0);
+        if (l > 0) add(r - 1, -1.0);
+        add(r, 6.0);
+        if (l + 1 < m) add(r + 1, -1.0);
+        if (j + 1 < m) add(r + m, -1.0);
+        if (i + 1 < m) add(r + m * m, -1.0);
+        A.rowptr.push_back(static_cast<int>(A.colind.size()));
+      }
+  return A;
+}
+
+Csr random_symmetric(std::int64_t n, int per_row)
+{
+  using cudalanczos::random_entry;
+  // Triplets of B and B^T, bucketed by row (counting sort), then sorted and merged per row.
+  std::vector<std::int64_t> count(n + 1, 0);
+  std::vector<int> bc(static_cast<std::size_t>(n) * per_row);
+  std::vector<double> bv(bc.size());
+  for (std::int64_t r = 0; r < n; ++r)
+    for (int e = 0; e < per_row; ++e) {
+      const std::int64_t t = r * per_row + e;
+      const double u = 0.5 * (random_entry(0x5e1, t) + 1.0);
+      const int c = static_cast<int>(std::min<std::int64_t>(n - 1, static_cast<std::int64_t>(u * n)));
+      bc[t] = c;
+      bv[t] = random_entry(0x5e2, t);
+      ++count[r + 1];
+      ++count[c + 1];
+    }
+  for (std::int64_t i = 0; i < n; ++i) count[i + 1] += count[i];
+  std::vector<std::pair<int, double>> ent(count[n]);
+  std::vector<std::int64_t> fill(count.begin(), count.end() - 1);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (int e = 0; e < per_row; ++e) {
+      const std::int64_t t = r * per_row + e;
+      ent[fill[r]++] = {bc[t], bv[t]};
+      ent[fill[bc[t]]++] = {static_cast<int>(r), bv[t]};
+    }
+  Csr A;
+  A.rows = A.cols = n;
+  A.rowptr.assign(1, 0);
+  A.colind.reserve(ent.size());
+  A.values.reserve(ent.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    // stable: equal columns are summed in a fixed order, so the file is the same on every machine
+    std::stable_sort(ent.begin() + count[i], ent.begin() + count[i + 1],
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (std::int64_t p = count[i]; p < count[i + 1]; ++p) {
+      if (A.colind.size() > static_cast<std::size_t>(A.rowptr.back()) && A.colind.back() == ent[p].first)
+        A.values.back() += ent[p].second;
+      else {
+        A.colind.push_back(ent[p].first);
+        A.values.push_back(ent[p].second);
+      }
+    }
+    A.rowptr.push_back(static_cast<int>(A.colind.size()));
+  }
+  return A;
+}
+
+bool write_csr(const std::string &path, const Csr &A)
+{
+  const std::string tmp = path + ".tmp";
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return false;
+  const char magic[8] = {'C', 'L', 'C', 'S', 'R', '0', '1', '\n'};
+  const std::int64_t head[3] = {static_cast<std::int64_t>(A.rows), static_cast<std::int64_t>(A.colind.size()), 0};
+  bool ok = std::fwrite(magic, 1, 8, f) == 8 && std::fwrite(head, 8, 3, f) == 3 &&
+            std::fwrite(A.rowptr.data(), 4, A.rowptr.size(), f) == A.rowptr.size() &&
+            std::fwrite(A.colind.data(), 4, A.colind.size(), f) == A.colind.size() &&
+            std::fwrite(A.values.data(), 8, A.values.size(), f) == A.values.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) std::remove(tmp.c_str());
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small] NAME... (lap2d lap3d powerlaw randsym all)\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  bool small = false;
+  std::vector<std::string> names;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--small")) small = true;
+    else if (!std::strcmp(argv[i], "all")) names.insert(names.end(), {"lap2d", "lap3d", "powerlaw", "randsym"});
+    else names.push_back(argv[i]);
+  }
+  int status = 0;
+  for (const std::string &name : names) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Csr A;
+    if (name == "lap2d") A = cudalanczos::cuda::test::laplacian(small ? 60 : 1000);
+    else if (name == "lap3d") A = laplacian3d(small ? 16 : 100);
+    else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : 2000000, 16, 0xc1u);
+    else if (name == "randsym") A = random_symmetric(small ? 20000 : 1000000, 8);
+    else {
+      std::fprintf(stderr, "gen_matrices: unknown matrix %s\n", name.c_str());
+      status = 2;
+      continue;
+    }
+    const std::string path = dir + "/" + name + ".csr";
+    if (!write_csr(path, A)) {
+      std::fprintf(stderr, "gen_matrices: cannot write %s\n", path.c_str());
+      status = 1;
+      continue;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("{\"bench\":\"gen\",\"case\":\"%s\",\"n\":%lld,\"nnz\":%lld,\"time_s\":%.3f,\"path\":\"%s\"}\n", name.c_str(),
+                static_cast<long long>(A.rows), static_cast<long long>(A.colind.size()), s, path.c_str());
+    std::fflush(stdout);
+  }
+  return status;
+}
