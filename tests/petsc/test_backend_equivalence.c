@@ -1,10 +1,12 @@
 /*
-   The CUDA backend against the host reference backend through the whole plugin, on a seeded sweep of
-   random symmetric matrices (dense and sparse, sizes 1..2000, varied spectra and `which`), and device
-   memory after 100 create/solve/destroy cycles. Needs a GPU: without one it exits 77, which CTest
-   reports as skipped.
+   The CUDA backend against LAPACK (dsyev) and against the host reference backend through the whole
+   plugin, on a seeded sweep of random symmetric matrices (dense and sparse, sizes 1..2000, varied spectra
+   and `which`; -cases N, default 120), with the true residual of every returned pair; and device memory
+   after 100 create/solve/destroy cycles. Needs a GPU: without one it exits 77, which CTest reports as
+   skipped.
 */
 #include <slepccudalanczos.h>
+#include <petscblaslapack.h>
 #include <cuda_runtime_api.h>
 
 static int failures = 0, checks = 0;
@@ -61,6 +63,53 @@ static PetscErrorCode RandomMatrix(PetscInt n, PetscInt kind, Mat *A)
   PetscFunctionReturn(0);
 }
 
+/* All eigenvalues of A by LAPACK's dsyev, then the nev wanted ones in the order EPS returns them. */
+static int key_which;
+static int CompareKey(const void *a, const void *b)
+{
+  const PetscReal x = *(const PetscReal *)a, y = *(const PetscReal *)b;
+  PetscReal       kx = 0, ky = 0;
+  switch (key_which) {
+  case 0: kx = -x, ky = -y; break;                                  /* largest real */
+  case 1: kx = x, ky = y; break;                                    /* smallest real */
+  default: kx = -PetscAbsReal(x), ky = -PetscAbsReal(y); break;      /* largest magnitude */
+  }
+  return kx < ky ? -1 : kx > ky ? 1 : 0;
+}
+
+static PetscErrorCode LapackWanted(Mat A, PetscInt nev, int which, PetscReal *wanted)
+{
+  Mat                D;
+  const PetscScalar *a;
+  PetscScalar       *copy, *work, lwork_query;
+  PetscReal         *w;
+  PetscBLASInt       n, lda, lwork = -1, info;
+  PetscInt           N, i, lda_mat;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &D));
+  PetscCall(MatGetSize(D, &N, NULL));
+  PetscCall(MatDenseGetLDA(D, &lda_mat));
+  PetscCall(PetscBLASIntCast(N, &n));
+  lda = n;
+  PetscCall(PetscMalloc2(N * N, &copy, N, &w));
+  PetscCall(MatDenseGetArrayRead(D, &a));
+  for (i = 0; i < N; ++i) PetscCall(PetscArraycpy(copy + i * N, a + i * lda_mat, N));
+  PetscCall(MatDenseRestoreArrayRead(D, &a));
+  PetscCallBLAS("LAPACKsyev", LAPACKsyev_("N", "L", &n, copy, &lda, w, &lwork_query, &lwork, &info));
+  lwork = (PetscBLASInt)PetscRealPart(lwork_query);
+  PetscCall(PetscMalloc1(lwork, &work));
+  PetscCallBLAS("LAPACKsyev", LAPACKsyev_("N", "L", &n, copy, &lda, w, work, &lwork, &info));
+  PetscCheck(info == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsyev failed: info %d", (int)info);
+  key_which = which;
+  qsort(w, (size_t)N, sizeof(PetscReal), CompareKey);
+  for (i = 0; i < nev; ++i) wanted[i] = w[i];
+  PetscCall(PetscFree(work));
+  PetscCall(PetscFree2(copy, w));
+  PetscCall(MatDestroy(&D));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALanczosKernels kernels, PetscInt nev, EPSWhich which, PetscInt *nconv,
                                 PetscReal *eig, PetscReal *res, const char **used)
 {
@@ -97,14 +146,17 @@ static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALan
 int main(int argc, char **argv)
 {
   int         ndev = 0;
-  PetscInt    c, ncases = 40;
+  PetscBool   without_gpu = PETSC_FALSE;
+  PetscInt    c, ncases = 120;
   const char *whichname[] = {"largest_real", "smallest_real", "largest_magnitude", "smallest_magnitude"};
   EPSWhich    whichval[]  = {EPS_LARGEST_REAL, EPS_SMALLEST_REAL, EPS_LARGEST_MAGNITUDE, EPS_SMALLEST_MAGNITUDE};
 
   PetscFunctionBeginUser;
   PetscCall(SlepcInitialize(&argc, &argv, NULL, "host vs CUDA backends"));
   PetscCall(EPSCUDALanczosRegister());
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+  /* -without_gpu: run the sweep on the host backend twice (checks this test's own LAPACK reference) */
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-without_gpu", &without_gpu, NULL));
+  if (!without_gpu && (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "no CUDA device: skipped\n"));
     PetscCall(SlepcFinalize());
     return 77;
@@ -115,7 +167,7 @@ int main(int argc, char **argv)
     Mat         A;
     PetscInt    n    = (c < 4) ? c + 1 : 10 + (PetscInt)(Uniform() * 1990), kind = c % 5, w = c % 4, nev = 1 + (PetscInt)(Uniform() * 8);
     PetscInt    nh, nd, i;
-    PetscReal   eh[16], ed[16], rh, rd, diff = 0, scale = 0;
+    PetscReal   eh[16], ed[16], el[16], rh, rd, diff = 0, diffl = 0, scale = 0;
     const char *used = "";
     char        name[128], detail[256];
     EPSCUDALanczosKernels kernels = (c % 3 == 0) ? EPS_CUDALANCZOS_KERNELS_CUSTOM : (c % 3 == 1 ? EPS_CUDALANCZOS_KERNELS_VENDOR : EPS_CUDALANCZOS_KERNELS_DEFAULT);
@@ -123,22 +175,25 @@ int main(int argc, char **argv)
     nev = PetscMin(nev, n);
     PetscCall(RandomMatrix(n, kind, &A));
     PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_HOST, kernels, nev, whichval[w], &nh, eh, &rh, NULL));
-    PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_CUDA, kernels, nev, whichval[w], &nd, ed, &rd, &used));
+    PetscCall(SolveWith(A, without_gpu ? EPS_CUDALANCZOS_BACKEND_HOST : EPS_CUDALANCZOS_BACKEND_CUDA, kernels, nev, whichval[w], &nd, ed, &rd, &used));
+    PetscCall(LapackWanted(A, nev, (int)w, el));
     for (i = 0; i < PetscMin(nev, PetscMin(nh, nd)); ++i) {
       diff  = PetscMax(diff, PetscAbsReal(eh[i] - ed[i]));
-      scale = PetscMax(scale, PetscAbsReal(eh[i]));
+      diffl = PetscMax(diffl, PetscAbsReal(el[i] - ed[i]));
+      scale = PetscMax(scale, PetscAbsReal(el[i]));
     }
     PetscCall(PetscSNPrintf(name, sizeof(name), "case %" PetscInt_FMT ": %s n=%" PetscInt_FMT " nev=%" PetscInt_FMT " %s, %s kernels", c, kind % 2 ? "aij" : "dense", n, nev,
                             whichname[w], kernels == EPS_CUDALANCZOS_KERNELS_CUSTOM ? "custom" : kernels == EPS_CUDALANCZOS_KERNELS_VENDOR ? "vendor" : "default"));
-    PetscCall(PetscSNPrintf(detail, sizeof(detail), "backend %s, nconv %" PetscInt_FMT "/%" PetscInt_FMT ", max|diff| %.1e, residual host %.1e cuda %.1e", used, nd, nh,
-                            (double)diff, (double)rh, (double)rd));
-    PetscCall(Check((PetscBool)(!strcmp(used, "cuda") && nh >= nev && nd >= nev && diff <= 1e-8 * PetscMax(scale, 1) && rd <= 1e-9), name, detail));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "backend %s, nconv %" PetscInt_FMT "/%" PetscInt_FMT ", max|cuda-lapack| %.1e, max|cuda-host| %.1e, residual host %.1e cuda %.1e", used, nd,
+                            nh, (double)diffl, (double)diff, (double)rh, (double)rd));
+    PetscCall(Check((PetscBool)(!strcmp(used, without_gpu ? "host" : "cuda") && nh >= nev && nd >= nev && diff <= 1e-8 * PetscMax(scale, 1) && diffl <= 1e-8 * PetscMax(scale, 1) && rd <= 1e-9),
+                    name, detail));
     PetscCall(MatDestroy(&A));
   }
 
   /* 100 create/solve/destroy cycles: device memory back where it started (after one warm-up solve, which
      creates the CUDA context and the libraries' own lasting state). */
-  {
+  if (!without_gpu) {
     Mat       A;
     size_t    free0, free1, total;
     PetscInt  cycle, nconv;
