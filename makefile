@@ -5,7 +5,7 @@
 #   make demo       deps + build + run examples/thesis_demo (the thesis's dense problem and a 2-D Laplacian)
 #   make test       build + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
 #   make install    install library, header, pkg-config and CMake files under PREFIX
-#   make gpu-pack   pack the runtime for the GPU host (see tests/gpu/README.md)
+#   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host
 BUILD   ?= build
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
@@ -50,8 +50,19 @@ check: test
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# What the GPU host needs, small enough to travel: the plugin and the test/example/bench binaries in the
+# build folder's layout (their RUNPATH is $ORIGIN-relative), stripped of debug info, plus the runtime.
+# There:  . .gpu-host/env.sh && bash tests/gpu/run_all_on_gpu_host.sh gpucarry OUT
 gpu-pack: build
-	../shared/gpu-host/pack.sh .gpu-host $(BUILD)/libslepccudalanczos.so $$(find $(BUILD)/tests $(BUILD)/examples $(BUILD)/bench -maxdepth 2 -type f -executable 2>/dev/null)
+	rm -rf gpucarry && mkdir -p gpucarry/tests/cuda gpucarry/tests/petsc gpucarry/examples gpucarry/bench/peers
+	cp -L $(BUILD)/libslepccudalanczos.so.0 gpucarry/ && cp -L $(BUILD)/libslepccudalanczos.so.0 gpucarry/libslepccudalanczos.so
+	-cp $(BUILD)/tests/cuda/test_cuda_backend $(BUILD)/tests/cuda/test_cuda_kernels gpucarry/tests/cuda/
+	cp $$(find $(BUILD)/tests/petsc -maxdepth 1 -type f -name 'test_*' -executable) gpucarry/tests/petsc/
+	cp $$(find $(BUILD)/examples -maxdepth 1 -type f -executable) gpucarry/examples/
+	-cp $(BUILD)/bench/bench_cudalanczos $(BUILD)/bench/bench_multigpu gpucarry/bench/
+	-cp $(BUILD)/bench/peers/bench_eps $(BUILD)/bench/peers/krylov_floor $(BUILD)/bench/peers/gen_matrices gpucarry/bench/peers/
+	find gpucarry -type f -exec strip --strip-debug {} +
+	../shared/gpu-host/pack.sh .gpu-host gpucarry/libslepccudalanczos.so $$(find gpucarry -type f -executable)
 
 clean:
 	rm -rf $(BUILD)
