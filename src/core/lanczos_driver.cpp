@@ -448,7 +448,7 @@ private:
         const bool settled = err[0] <= std::sqrt(s_.tol);
         const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
                               (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
-        if (complete && found == 0) done = true, r.reason = Reason::Converged;
+        if ((complete && found == 0) || m - nconv < 2) done = true, r.reason = Reason::Converged;
         else if (complete) inject = true; // new wanted values turned up: look once more
         else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
       } else if (nconv >= s_.nev) {
@@ -492,7 +492,7 @@ private:
       // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
       // orthogonal to the locked ones) becomes column kcols; the arrow couples it to the kept non-locked
       // Ritz vectors; newly converged ones are locked with their coupling dropped.
-      const int lock = newconv;
+      const int lock = std::min(newconv, keep); // never more than the basis keeps (all-converged blocks)
       std::fill(S_.begin(), S_.end(), 0.0);
       for (int q = 0; q < lock; ++q) {
         locked_theta.push_back(w[order[q]] - s_.shift);
