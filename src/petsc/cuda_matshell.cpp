@@ -135,27 +135,7 @@ PetscErrorCode MatCreateCUDALanczos(Mat A, Mat *S)
              ((PetscObject)A)->type_name);
   PetscCall(MatGetSize(A, &m, &n));
   PetscCheck(m == n, comm, PETSC_ERR_ARG_SIZ, "MatCreateCUDALanczos: the matrix must be square (%" PetscInt_FMT " x %" PetscInt_FMT ")", m, n);
-  if (isdense) {
-    const PetscScalar *a;
-    PetscInt           lda;
-    PetscCall(MatDenseGetLDA(A, &lda));
-    PetscCall(MatDenseGetArrayRead(A, &a));
-    cudalanczos::cuda::DenseView view{m, n, lda, a};
-    PetscCallCXX(op = cudalanczos::cuda::make_dense_operator(view, cudalanczos::cuda::KernelFlavor::Default, -1));
-    PetscCall(MatDenseRestoreArrayRead(A, &a));
-  } else {
-    const PetscInt    *ia, *ja;
-    const PetscScalar *a;
-    PetscInt           nrows;
-    PetscBool          done;
-    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
-    PetscCheck(done, comm, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure");
-    PetscCall(MatSeqAIJGetArrayRead(A, &a));
-    cudalanczos::cuda::CsrView view{nrows, n, ia[nrows], ia, ja, a};
-    PetscCallCXX(op = cudalanczos::cuda::make_csr_operator(view, cudalanczos::cuda::KernelFlavor::Default, -1));
-    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
-  }
+  PetscCall(MatCUDALanczosUpload(A, isdense, cudalanczos::cuda::KernelFlavor::Default, -1, &op));
   PetscCall(WrapOperator(comm, std::move(op), S));
   PetscFunctionReturn(0);
 #else

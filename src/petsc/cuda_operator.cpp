@@ -96,31 +96,8 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   if (!isdense && !isaij) PetscFunctionReturn(0);
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-  PetscInt m, n;
-  PetscCall(MatGetLocalSize(A, &m, nullptr));
-  PetscCall(MatGetSize(A, nullptr, &n));
   std::shared_ptr<const cuda::DeviceOperator> op;
-  if (isdense) {
-    const PetscScalar *a;
-    PetscInt           lda;
-    PetscCall(MatDenseGetLDA(A, &lda));
-    PetscCall(MatDenseGetArrayRead(A, &a));
-    cuda::DenseView view{m, n, lda, a};
-    PetscCallCXX(op = cuda::make_dense_operator(view, Flavor(ctx->kernels), device));
-    PetscCall(MatDenseRestoreArrayRead(A, &a));
-  } else {
-    const PetscInt    *ia, *ja;
-    const PetscScalar *a;
-    PetscInt           nrows;
-    PetscBool          done;
-    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the AIJ matrix");
-    PetscCall(MatSeqAIJGetArrayRead(A, &a));
-    cuda::CsrView view{nrows, n, ia[nrows], ia, ja, a};
-    PetscCallCXX(op = cuda::make_csr_operator(view, Flavor(ctx->kernels), device));
-    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
-  }
+  PetscCall(MatCUDALanczosUpload(A, isdense, Flavor(ctx->kernels), device, &op));
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
   ctx->device_op  = op;
   ctx->op_mat     = A;
@@ -130,6 +107,38 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 }
 
 } // namespace
+
+PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
+                                    std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op)
+{
+  PetscInt m, n;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  PetscCall(MatGetSize(A, nullptr, &n));
+  if (isdense) {
+    const PetscScalar *a;
+    PetscInt           lda;
+    PetscCall(MatDenseGetLDA(A, &lda));
+    PetscCall(MatDenseGetArrayRead(A, &a));
+    cudalanczos::cuda::DenseView view{m, n, lda, a};
+    PetscCallCXX(*op = cudalanczos::cuda::make_dense_operator(view, flavor, device));
+    PetscCall(MatDenseRestoreArrayRead(A, &a));
+  } else {
+    const PetscInt    *ia, *ja;
+    const PetscScalar *a;
+    PetscInt           nrows;
+    PetscBool          done;
+    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the AIJ matrix");
+    PetscCall(MatSeqAIJGetArrayRead(A, &a));
+    cudalanczos::cuda::CsrView view{nrows, n, ia[nrows], ia, ja, a};
+    PetscCallCXX(*op = cudalanczos::cuda::make_csr_operator(view, flavor, device));
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
+  }
+  PetscFunctionReturn(0);
+}
 #endif
 
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use)

@@ -54,3 +54,12 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
 /// Collective on A.
 PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::shared_ptr<const void> *op);
+
+#if defined(CUDALANCZOS_HAVE_CUDA)
+#include "cuda/cuda_backend.hpp"
+
+/// Copies a MATSEQDENSE (honouring its leading dimension) or MATSEQAIJ matrix (isdense says which) to
+/// `device` with the given kernels: the one upload path of the solver and of MatCreateCUDALanczos.
+PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
+                                    std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op);
+#endif

@@ -5,20 +5,9 @@
    after 100 create/solve/destroy cycles. Needs a GPU: without one it exits 77, which CTest reports as
    skipped.
 */
-#include <slepccudalanczos.h>
+#include "test_support.h"
 #include <petscblaslapack.h>
 #include <cuda_runtime_api.h>
-
-static int failures = 0, checks = 0;
-
-static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
-{
-  PetscFunctionBeginUser;
-  ++checks;
-  if (!cond) ++failures;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s: %s\n", cond ? "ok" : "not ok", checks, name, detail));
-  PetscFunctionReturn(0);
-}
 
 /* xorshift: the matrices are the same on every run */
 static unsigned long long state = 88172645463325252ULL;

@@ -6,33 +6,7 @@
 
    Prints one "ok N - name" / "not ok N - name" line per check and exits non-zero on any failure.
 */
-#include <slepccudalanczos.h>
-
-static int failures = 0, checks = 0;
-
-static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
-{
-  PetscFunctionBeginUser;
-  ++checks;
-  if (!cond) ++failures;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s%s%s\n", cond ? "ok" : "not ok", checks, name, detail && detail[0] ? ": " : "", detail ? detail : ""));
-  PetscFunctionReturn(0);
-}
-
-/* Local rows deliberately uneven: rank r gets a share proportional to r+1 (rank 0 may even get none when n is tiny). */
-static PetscErrorCode LocalRows(PetscInt n, PetscInt *nloc)
-{
-  PetscMPIInt rank, size;
-  PetscInt    total, before = 0, r;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  total = (PetscInt)size * (size + 1) / 2;
-  for (r = 0; r < rank; ++r) before += n * (r + 1) / total;
-  *nloc = (rank == size - 1) ? n - before : n * (rank + 1) / total;
-  PetscFunctionReturn(0);
-}
+#include "test_support.h"
 
 typedef enum { LAPLACIAN_1D, DIAGONAL, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
 
@@ -44,7 +18,7 @@ static PetscErrorCode BuildMatrix(Kind kind, PetscInt n, Mat *A)
   PetscBool dense = (kind == DENSE_RANDOM || kind == DENSE_UNIFORM || kind == RANK_ONE || kind == NONSYMMETRIC) ? PETSC_TRUE : PETSC_FALSE;
 
   PetscFunctionBeginUser;
-  PetscCall(LocalRows(n, &nloc));
+  PetscCall(UnevenLocalRows(n, &nloc));
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, nloc, nloc, n, n));
   PetscCall(MatSetType(*A, dense ? MATDENSE : MATAIJ));

@@ -14,19 +14,8 @@
    the CUDA backend, one GPU per rank, or ranks sharing GPUs when there are more ranks than GPUs).
    Prints one "ok N - name" / "not ok N - name" line per check; exits non-zero on any failure.
 */
-#include <slepccudalanczos.h>
+#include "test_support.h"
 #include <unistd.h>
-
-static int failures = 0, checks = 0;
-
-static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
-{
-  PetscFunctionBeginUser;
-  ++checks;
-  if (!cond) ++failures;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s%s%s\n", cond ? "ok" : "not ok", checks, name, detail && detail[0] ? ": " : "", detail ? detail : ""));
-  PetscFunctionReturn(0);
-}
 
 typedef enum { EVEN, UNEVEN, ZERO_FIRST, ZERO_MIDDLE, ALL_LAST, NLAYOUTS } Layout;
 static const char *const layout_names[] = {"even", "uneven", "rank 0 empty", "middle rank empty", "all rows on the last rank"};

@@ -12,33 +12,7 @@
    row layout is deliberately uneven. Prints "ok N - name" / "not ok N - name" per check, then
    "P passed, F failed", and exits non-zero on any failure.
 */
-#include <slepccudalanczos.h>
-
-static int failures = 0, checks = 0;
-
-static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail)
-{
-  PetscFunctionBeginUser;
-  ++checks;
-  if (!cond) ++failures;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %d - %s%s%s\n", cond ? "ok" : "not ok", checks, name, detail && detail[0] ? ": " : "", detail ? detail : ""));
-  PetscFunctionReturn(0);
-}
-
-/* Local rows deliberately uneven: rank r gets a share proportional to r+1. */
-static PetscErrorCode LocalRows(PetscInt n, PetscInt *nloc)
-{
-  PetscMPIInt rank, size;
-  PetscInt    total, before = 0, r;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  total = (PetscInt)size * (size + 1) / 2;
-  for (r = 0; r < rank; ++r) before += n * (r + 1) / total;
-  *nloc = (rank == size - 1) ? n - before : n * (rank + 1) / total;
-  PetscFunctionReturn(0);
-}
+#include "test_support.h"
 
 /* The 1-D Laplacian tridiag(-1, 2, -1) (AIJ), eigenvalues 2 - 2 cos(k pi / (n+1)), k = 1..n. */
 static PetscErrorCode Laplacian(PetscInt n, Mat *A)
@@ -46,7 +20,7 @@ static PetscErrorCode Laplacian(PetscInt n, Mat *A)
   PetscInt nloc, rstart, rend, i;
 
   PetscFunctionBeginUser;
-  PetscCall(LocalRows(n, &nloc));
+  PetscCall(UnevenLocalRows(n, &nloc));
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 3, NULL, 2, NULL, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (i = rstart; i < rend; ++i) {
@@ -68,7 +42,7 @@ static PetscErrorCode ScaledIdentity(PetscInt n, PetscScalar c, Mat *A)
   PetscInt nloc, rstart, rend, i;
 
   PetscFunctionBeginUser;
-  PetscCall(LocalRows(n, &nloc));
+  PetscCall(UnevenLocalRows(n, &nloc));
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 1, NULL, 0, NULL, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (i = rstart; i < rend; ++i) PetscCall(MatSetValue(*A, i, i, c, INSERT_VALUES));
@@ -227,7 +201,7 @@ static PetscErrorCode DiagonalShell(PetscInt n, ShellCtx *ctx, Mat *A)
   PetscInt nloc;
 
   PetscFunctionBeginUser;
-  PetscCall(LocalRows(n, &nloc));
+  PetscCall(UnevenLocalRows(n, &nloc));
   PetscCall(MatCreateShell(PETSC_COMM_WORLD, nloc, nloc, n, n, ctx, A));
   PetscCall(MatShellSetOperation(*A, MATOP_MULT, (void (*)(void))ShellMult));
   PetscCall(MatShellSetOperation(*A, MATOP_MULT_TRANSPOSE, (void (*)(void))ShellMult));
