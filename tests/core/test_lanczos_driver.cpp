@@ -26,6 +26,7 @@
 #include "core/backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "host/host_backend.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -43,8 +44,6 @@
 
 extern "C" {
 // Reference LAPACK (gfortran): character arguments carry a hidden length, passed last.
-void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
-            const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
              int *info);
 void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
@@ -53,28 +52,14 @@ void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda
 
 namespace {
 
+using namespace cudalanczos::testing;
+
 using namespace cudalanczos;
 using Vec = std::vector<double>;
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double kTol = 1e-10;
 constexpr double kOrthTol = 1e-10;
-
-// ------------------------------------------------------------------------------------------------
-// Random numbers: explicit bit manipulation rather than std::uniform_real_distribution, whose output
-// the standard leaves to the library; mt19937_64 itself is fully specified.
-struct Rng {
-  std::mt19937_64 gen;
-  explicit Rng(std::uint64_t seed) : gen(seed) {}
-  double uniform01() { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
-  double uniform(double a, double b) { return a + (b - a) * uniform01(); }
-  int integer(int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<std::uint64_t>(hi - lo + 1)); }
-  double normal()
-  {
-    const double u = 1.0 - uniform01(); // (0, 1]
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * uniform01());
-  }
-};
 
 /// A dense symmetric matrix, column-major.
 struct Dense {
@@ -149,32 +134,6 @@ Vec lapack_eigenvalues(const Dense &A)
   dsyev_("N", "L", &n, a.data(), &n, w.data(), work.data(), &lwork, &info, 1, 1);
   EXPECT_EQ(info, 0) << "dsyev failed";
   return w;
-}
-
-double which_key(Which which, double target, double lambda)
-{
-  switch (which) {
-  case Which::LargestAlgebraic: return -lambda;
-  case Which::SmallestAlgebraic: return lambda;
-  case Which::LargestMagnitude: return -std::abs(lambda);
-  case Which::SmallestMagnitude: return std::abs(lambda);
-  case Which::TargetMagnitude:
-  case Which::TargetReal: return std::abs(lambda - target);
-  }
-  return 0;
-}
-
-const char *which_name(Which w)
-{
-  switch (w) {
-  case Which::LargestAlgebraic: return "LA";
-  case Which::SmallestAlgebraic: return "SA";
-  case Which::LargestMagnitude: return "LM";
-  case Which::SmallestMagnitude: return "SM";
-  case Which::TargetMagnitude: return "TM";
-  case Which::TargetReal: return "TR";
-  }
-  return "?";
 }
 
 int slepc_default_ncv(int n, int nev) { return std::min(n, std::max(2 * nev, nev + 15)); }
@@ -328,12 +287,6 @@ const char *spectrum_name(Spectrum s)
   return "?";
 }
 
-/// A value of magnitude in [0.02, 1] and random sign (positive only if `positive`).
-double away_from_zero(Rng &rng, bool positive)
-{
-  const double m = rng.uniform(0.02, 1.0);
-  return positive || rng.uniform01() < 0.5 ? m : -m;
-}
 
 Vec make_spectrum(Rng &rng, Spectrum kind, int n, bool definite)
 {

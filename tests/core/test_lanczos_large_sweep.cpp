@@ -15,6 +15,7 @@
 #include "core/backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "host/host_backend.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,12 +31,9 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
-            const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
-}
-
 namespace {
+
+using namespace cudalanczos::testing;
 
 using namespace cudalanczos;
 using Vec = std::vector<double>;
@@ -43,18 +41,6 @@ using Vec = std::vector<double>;
 constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double kTol = 1e-10;
 
-struct Rng {
-  std::mt19937_64 gen;
-  explicit Rng(std::uint64_t seed) : gen(seed) {}
-  double uniform01() { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
-  double uniform(double a, double b) { return a + (b - a) * uniform01(); }
-  int integer(int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<std::uint64_t>(hi - lo + 1)); }
-  double normal()
-  {
-    const double u = 1.0 - uniform01();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * uniform01());
-  }
-};
 
 enum class Spectrum { Uniform, Clustered, Multiple, Graded, NegativeDefinite, Indefinite, Wigner };
 
@@ -70,30 +56,6 @@ const char *spectrum_name(Spectrum s)
   case Spectrum::Wigner: return "wigner-tridiagonal";
   }
   return "?";
-}
-
-const char *which_name(Which w)
-{
-  switch (w) {
-  case Which::LargestAlgebraic: return "LA";
-  case Which::SmallestAlgebraic: return "SA";
-  case Which::LargestMagnitude: return "LM";
-  case Which::SmallestMagnitude: return "SM";
-  case Which::TargetMagnitude: return "TM";
-  case Which::TargetReal: return "TR";
-  }
-  return "?";
-}
-
-double which_key(Which which, double lambda)
-{
-  switch (which) {
-  case Which::LargestAlgebraic: return -lambda;
-  case Which::SmallestAlgebraic: return lambda;
-  case Which::LargestMagnitude: return -std::abs(lambda);
-  case Which::SmallestMagnitude: return std::abs(lambda);
-  default: return 0;
-  }
 }
 
 struct CaseSpec {
@@ -114,12 +76,6 @@ constexpr CaseSpec kCases[] = {
 constexpr int kNumCases = static_cast<int>(sizeof(kCases) / sizeof(kCases[0]));
 constexpr std::uint64_t kSeed = 20261130;
 
-/// A value of magnitude in [0.02, 1], random sign unless `positive`.
-double away_from_zero(Rng &rng, bool positive)
-{
-  const double m = rng.uniform(0.02, 1.0);
-  return positive || rng.uniform01() < 0.5 ? m : -m;
-}
 
 /// A = Q T Q^T: T = diag(d) + offdiag(e), Q = H1 H2 H3.
 struct Problem {
@@ -321,7 +277,7 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
     EXPECT_LE(std::sqrt(res2), std::max(10 * s.tol * std::abs(theta), 10 * n * eps * anorm))
         << "true residual of pair " << i << " (theta " << theta << ")";
     if (i > 0) {
-      EXPECT_LE(which_key(s.which, r.eigenvalues[i - 1]), which_key(s.which, theta)) << "not sorted by which";
+      EXPECT_LE(which_key(s.which, 0.0, r.eigenvalues[i - 1]), which_key(s.which, 0.0, theta)) << "not sorted by which";
     }
   }
 
@@ -338,8 +294,8 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   // Eigenvalues, Kahan's bound: the nev wanted ones, and a one-to-one match with dsyev's.
   const double eig_tol = 2 * std::sqrt(rf2) + (2 * k * orth + 100 * n * eps) * anorm;
   Vec ref_keys(ref.size()), got_keys(k);
-  for (std::size_t i = 0; i < ref.size(); ++i) ref_keys[i] = which_key(s.which, ref[i]);
-  for (int i = 0; i < k; ++i) got_keys[i] = which_key(s.which, r.eigenvalues[i]);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref_keys[i] = which_key(s.which, 0.0, ref[i]);
+  for (int i = 0; i < k; ++i) got_keys[i] = which_key(s.which, 0.0, r.eigenvalues[i]);
   std::sort(ref_keys.begin(), ref_keys.end());
   std::sort(got_keys.begin(), got_keys.end());
   for (int i = 0; i < s.nev; ++i)

@@ -10,6 +10,8 @@
 #include "core/backend.hpp"
 #include "core/symmetric_eigen.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,13 +29,12 @@ void dstev_(const char *jobz, const int *n, double *d, double *e, double *z, con
             int *info, std::size_t jobz_len);
 void dsteqr_(const char *compz, const int *n, double *d, double *e, double *z, const int *ldz, double *work,
              int *info, std::size_t compz_len);
-void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
-            const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
 }
 
 namespace {
 
 using cudalanczos::symmetric_eigen;
+using cudalanczos::testing::Rng;
 using cudalanczos::tridiagonal_qr;
 using Vec = std::vector<double>;
 
@@ -42,16 +43,6 @@ constexpr double kEigTol = 1e-12;  // eigenvalues, relative to ||T||
 constexpr double kOrthTol = 1e-12; // ||Z^T Z - I||_max
 constexpr double kResFactor = 8.0; // residual <= kResFactor * n * eps * ||T||
 
-// ------------------------------------------------------------------------------------------------
-// Random numbers: explicit bit manipulation rather than std::uniform_real_distribution, whose output
-// the standard leaves to the library; mt19937_64 itself is fully specified.
-struct Rng {
-  std::mt19937_64 gen;
-  explicit Rng(std::uint64_t seed) : gen(seed) {}
-  double uniform01() { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
-  double uniform(double a, double b) { return a + (b - a) * uniform01(); }
-  int integer(int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<std::uint64_t>(hi - lo + 1)); }
-};
 
 struct Tridiag {
   Vec d, e; // e has max(n-1, 0) entries

@@ -1,0 +1,70 @@
+// What the core tests share: reproducible random numbers, LAPACK's dsyev as the reference, and the
+// naming and ordering of `which` as the driver defines it.
+#pragma once
+
+#include "core/lanczos_driver.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+extern "C" {
+// LAPACK (Fortran): hidden string lengths last.
+void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
+            const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
+}
+
+namespace cudalanczos::testing {
+
+/// Random numbers: explicit bit manipulation rather than std::uniform_real_distribution, whose output
+/// the standard leaves to the library; mt19937_64 itself is fully specified.
+struct Rng {
+  std::mt19937_64 gen;
+  explicit Rng(std::uint64_t seed) : gen(seed) {}
+  double uniform01() { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
+  double uniform(double a, double b) { return a + (b - a) * uniform01(); }
+  int integer(int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<std::uint64_t>(hi - lo + 1)); }
+  double normal()
+  {
+    const double u = 1.0 - uniform01(); // (0, 1]
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * uniform01());
+  }
+};
+
+/// A value of magnitude in [0.02, 1] and random sign (positive only if `positive`).
+inline double away_from_zero(Rng &rng, bool positive)
+{
+  const double m = rng.uniform(0.02, 1.0);
+  return positive || rng.uniform01() < 0.5 ? m : -m;
+}
+
+/// The ordering key of `which` (smaller is better), as the driver's.
+inline double which_key(Which which, double target, double lambda)
+{
+  switch (which) {
+  case Which::LargestAlgebraic: return -lambda;
+  case Which::SmallestAlgebraic: return lambda;
+  case Which::LargestMagnitude: return -std::abs(lambda);
+  case Which::SmallestMagnitude: return std::abs(lambda);
+  case Which::TargetMagnitude:
+  case Which::TargetReal: return std::abs(lambda - target);
+  }
+  return 0;
+}
+
+inline const char *which_name(Which w)
+{
+  switch (w) {
+  case Which::LargestAlgebraic: return "LA";
+  case Which::SmallestAlgebraic: return "SA";
+  case Which::LargestMagnitude: return "LM";
+  case Which::SmallestMagnitude: return "SM";
+  case Which::TargetMagnitude: return "TM";
+  case Which::TargetReal: return "TR";
+  }
+  return "?";
+}
+
+} // namespace cudalanczos::testing
