@@ -4,6 +4,9 @@
 
 #include "core/lanczos_driver.hpp"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +55,22 @@ inline double which_key(Which which, double target, double lambda)
   case Which::TargetReal: return std::abs(lambda - target);
   }
   return 0;
+}
+
+/// Eigenvalues, ascending, of the n x n symmetric matrix a (column-major, lower triangle read) by
+/// LAPACK's dsyev: the reference every core test compares with.
+inline std::vector<double> lapack_eigenvalues(int n, std::vector<double> a)
+{
+  int lda = std::max(n, 1), info = 0, lwork = -1;
+  std::vector<double> w(std::max(n, 1));
+  double wq = 0.0;
+  dsyev_("N", "L", &n, a.data(), &lda, w.data(), &wq, &lwork, &info, 1, 1);
+  lwork = std::max(1, static_cast<int>(wq));
+  std::vector<double> work(lwork);
+  dsyev_("N", "L", &n, a.data(), &lda, w.data(), work.data(), &lwork, &info, 1, 1);
+  EXPECT_EQ(info, 0) << "dsyev failed";
+  w.resize(n);
+  return w;
 }
 
 inline const char *which_name(Which w)

@@ -585,19 +585,6 @@ Dense arrowhead(Rng &r, int n, bool lanczos_like)
   return s;
 }
 
-Vec lapack_dsyev_values(const Dense &s)
-{
-  int n = s.n, lda = std::max(n, 1), info = 0, lwork = -1;
-  Vec a = s.a, w(std::max(n, 1));
-  double wq = 0.0;
-  dsyev_("N", "L", &n, a.data(), &lda, w.data(), &wq, &lwork, &info, 1, 1);
-  lwork = static_cast<int>(wq);
-  Vec work(std::max(lwork, 1));
-  dsyev_("N", "L", &n, a.data(), &lda, w.data(), work.data(), &lwork, &info, 1, 1);
-  EXPECT_EQ(info, 0) << "dsyev failed";
-  w.resize(n);
-  return w;
-}
 
 void check_dense(const Dense &s)
 {
@@ -611,7 +598,7 @@ void check_dense(const Dense &s)
   symmetric_eigen(n, S.data(), ld, w.data(), Z.data(), ld);
 
   EXPECT_TRUE(std::is_sorted(w.begin(), w.end())) << "eigenvalues not ascending";
-  const Vec ref = lapack_dsyev_values(s);
+  const Vec ref = cudalanczos::testing::lapack_eigenvalues(s.n, s.a);
   double err = 0.0;
   for (int i = 0; i < n; ++i) err = std::max(err, std::abs(w[i] - ref[i]));
   EXPECT_LE(err, kEigTol * snorm) << "eigenvalues vs dsyev";
