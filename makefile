@@ -8,6 +8,7 @@
 #   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host
 BUILD   ?= build
 PREFIX  ?= /usr/local
+SLEPC_EXAMPLES ?= /usr/share/slepc/3.18/share/slepc/examples
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
@@ -61,6 +62,7 @@ gpu-pack: build
 	cp $$(find $(BUILD)/examples -maxdepth 1 -type f -executable) gpucarry/examples/
 	-cp $(BUILD)/bench/bench_cudalanczos $(BUILD)/bench/bench_multigpu gpucarry/bench/
 	-cp $(BUILD)/bench/peers/bench_eps $(BUILD)/bench/peers/krylov_floor $(BUILD)/bench/peers/gen_matrices gpucarry/bench/peers/
+	mkdir -p gpucarry/slepc && mpicc -O2 -o gpucarry/slepc/ex1 $(SLEPC_EXAMPLES)/src/eps/tutorials/ex1.c $$(pkg-config --cflags --libs slepc)
 	find gpucarry -type f -exec strip --strip-debug {} +
 	../shared/gpu-host/pack.sh .gpu-host gpucarry/libslepccudalanczos.so $$(find gpucarry -type f -executable)
 

@@ -8,6 +8,8 @@
 //   apply_operator  w = A v
 //   project         h = V[:, first:first+k]^T w  and  w^T w           (one pass, one reduction)
 //   subtract        w -= V[:, first:first+k] h,  returns w^T w         (one pass, one reduction)
+//   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
+//                   inner loop); a GPU backend keeps their scalars on the device and waits once
 //
 // Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
 // with), so the driver is the same for one rank and for many.
@@ -39,6 +41,19 @@ class Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
+
+/// What one Lanczos step of Backend::expand found (see there).
+struct StepRecord {
+  double alpha = 0;       ///< v_j . A v_j, both Gram-Schmidt passes' coefficients summed
+  double beta = 0;        ///< ||w|| after orthogonalization; 0 on breakdown
+  double norm_before = 0; ///< ||A v_j||^2, before orthogonalization
+  double anorm = 0;       ///< running estimate of ||A|| after this step
+  bool breakdown = false; ///< w was numerically in the span of v_0..v_j: v_{j+1} is set to 0
+  bool second_pass = false; ///< DGKS asked for the second Gram-Schmidt pass
+};
+
+/// DGKS: a second Gram-Schmidt pass when ||w||^2 dropped below this fraction of what it was.
+inline constexpr double kDgksEta2 = 0.5;
 
 class Backend {
 public:
@@ -87,6 +102,20 @@ public:
 
   /// v_dst = v_src.
   virtual void copy_column(int src, int dst) = 0;
+
+  /// Lanczos steps j = first .. last-1 with full reorthogonalization, the driver's inner loop as one
+  /// call. Step j, with w the column j+1:
+  ///   w = A v_j;  h = V[:, 0:j+1]^T w;  w -= V[:, 0:j+1] h;
+  ///   if ||w||^2 < kDgksEta2 ||A v_j||^2: once more (h2), and "lost" if it dropped by that much again;
+  ///   alpha_j = h_j + h2_j;  anorm = max(anorm, ||A v_j||, |alpha_j|);  beta_j = ||w||;
+  ///   breakdown when lost or beta_j <= 16 eps anorm sqrt(j+2): v_{j+1} = 0 and beta_j = 0;
+  ///   otherwise v_{j+1} = w / beta_j.
+  /// After a breakdown the later steps run on a zero vector and mean nothing: the caller discards
+  /// them and continues from the breakdown. `anorm` is the estimate before step `first`; records
+  /// receives last - first entries. Non-finite values are recorded, not thrown: the caller checks.
+  /// The default does it with project/subtract/scale (one reduction each, any number of ranks) and is
+  /// the reference; a backend may override it to run the steps without waiting for their scalars.
+  virtual void expand(int first, int last, double anorm, StepRecord *records);
 
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}

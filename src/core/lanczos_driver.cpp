@@ -46,8 +46,10 @@ int basis_columns_needed(const Settings &s)
 namespace {
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
-// DGKS: a second Gram-Schmidt pass is needed when the norm dropped below 1/sqrt(2) of what it was.
-constexpr double dgks_eta2 = 0.5;
+constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass below 1/sqrt(2) of the norm
+// A verification round may end on a certificate whose chance of having missed a wanted eigenvalue is
+// at most this (complement_certified).
+constexpr double kCertificateMissProbability = 1e-8;
 // Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
 // vectors' true residuals are then good to ~eps^(3/4) ||A||, which relative tolerances down to 1e-8 on
 // eigenvalues above 1e-4 ||A|| need (sqrt(eps) ||A|| was seen to miss tol 1e-10 on small eigenvalues).
@@ -266,6 +268,43 @@ private:
     }
   }
 
+  // Steps start..m-1 with full reorthogonalization, as Backend::expand calls: one, and one more after
+  // each breakdown (a fresh direction, then the steps continue from there). The records fill the
+  // projected matrix S; `beta` receives the last one (the coupling to the residual direction v_m).
+  void extend_full(int start, int m, bool &exhausted, double &beta)
+  {
+    auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
+    records_.resize(static_cast<std::size_t>(m));
+    exhausted = false;
+    for (int j = start; j < m;) {
+      b_.expand(j, m, anorm_, records_.data());
+      matvecs_ += m - j;
+      full_passes_ += m - j;
+      int next = m;
+      for (int jj = j; jj < m; ++jj) {
+        const StepRecord &rec = records_[static_cast<std::size_t>(jj - j)];
+        reductions_ += rec.second_pass ? 4 : 2;
+        check_finite(rec.norm_before, "||A v||");
+        check_finite(rec.alpha, "alpha");
+        check_finite(rec.beta, "beta");
+        anorm_ = rec.anorm;
+        Sij(jj, jj) = rec.alpha;
+        if (jj + 1 < m) Sij(jj, jj + 1) = Sij(jj + 1, jj) = rec.beta;
+        beta = rec.beta;
+        if (rec.breakdown) { // the later records ran on v_{jj+1} = 0: discard them
+          if (!fresh_direction(jj + 1, jj + 1)) {
+            b_.scale(jj + 1, 0.0);
+            exhausted = true;
+            return;
+          }
+          next = jj + 1;
+          break;
+        }
+      }
+      j = next;
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Partial reorthogonalization (Simon 1984) inside the current segment. The new vector is orthogonalized
   // every step against the kept vectors 0..start-1 (see step()); within the segment start..j the
@@ -354,7 +393,8 @@ private:
       // Extend the basis from `start` to m columns.
       bool exhausted = false;
       segment_start_ = start;
-      for (int j = start; j < m && !exhausted; ++j) {
+      if (!partial_active()) extend_full(start, m, exhausted, beta);
+      else for (int j = start; j < m && !exhausted; ++j) {
         double alpha = 0, b = 0;
         // The first step after a restart meets the arrow: it is orthogonalized against every kept
         // vector even without reorthogonalization.
@@ -448,7 +488,11 @@ private:
         const bool settled = err[0] <= std::sqrt(s_.tol);
         const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
                               (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
-        if ((complete && found == 0) || m - nconv < 2) done = true, r.reason = Reason::Converged;
+        // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
+        // certificate can end the round long before the complement's best Ritz value converges.
+        const bool certified = verify_fresh_ && found == 0 && complement_certified(w, locked, worst, slack);
+        if (certified) ++r.certificates;
+        if (((complete || certified) && found == 0) || m - nconv < 2) done = true, r.reason = Reason::Converged;
         else if (complete) inject = true; // new wanted values turned up: look once more
         else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
       } else if (nconv >= s_.nev) {
@@ -459,6 +503,7 @@ private:
       } else if (r.its >= s_.max_it) {
         done = true, r.reason = Reason::MaxIterations;
       }
+      verify_fresh_ = inject; // the next cycle is the Krylov space of the fresh vector alone
       if (inject) {
         found = 0;
         if (m - nconv < 2) done = true, r.reason = Reason::Converged; // no room left for a complement
@@ -529,6 +574,51 @@ private:
       locked += lock;
       start = kcols;
     }
+  }
+
+  // Verification, first cycle of a round: the active block w (na Ritz values of the operator) spans the
+  // Krylov space of dimension na of a random vector in the complement of the `locked` vectors.
+  // Kuczynski & Wozniakowski (SIAM J. Matrix Anal. Appl. 13(4), 1992, Thm 4.2): for B symmetric
+  // positive semidefinite of order n and a start uniform on the unit sphere, k Lanczos steps leave the
+  // largest Ritz value below (1 - e) lambda_max(B) with probability at most 1.648 sqrt(n) e^(-sqrt(e)(2k-1)).
+  // At each wanted end, B = +-(A - c I) with c beyond the complement's other end; a complement
+  // eigenvalue as good as the worst wanted one (within slack) would then have left the Ritz values that
+  // far behind only with that probability. The far end c is the extreme Ritz value one Ritz width
+  // further out (extreme Ritz values converge from both ends alike; a rigorous bound such as ||A||_1
+  // costs a pass over A and weakens e). Only for wanted values at the ends of the spectrum and an
+  // eigenvalue map that is a translation; interior targets keep the convergence test.
+  bool complement_certified(const std::vector<double> &w, int locked, double worst, double slack) const
+  {
+    if (!s_.translation_map || w.size() < 2) return false;
+    const bool top = s_.which == Which::LargestAlgebraic || s_.which == Which::LargestMagnitude;
+    const bool bottom = s_.which == Which::SmallestAlgebraic || s_.which == Which::LargestMagnitude;
+    if (!top && !bottom) return false;
+    double hi = -std::numeric_limits<double>::infinity(), lo = -hi;
+    for (double t : w) {
+      const double lambda = c_.eigenvalue(t - s_.shift);
+      hi = std::max(hi, lambda);
+      lo = std::min(lo, lambda);
+    }
+    const double width = hi - lo;
+    const double k = static_cast<double>(w.size());
+    const double dim = static_cast<double>(n_ - locked);
+    // Probability bound that an eigenvalue at distance `threshold` from c hides behind a Ritz value at
+    // distance `ritz` (both measured from c, on the same side).
+    auto miss = [&](double ritz, double threshold) {
+      if (!(ritz < threshold) || !(width > 0)) return 1.0;
+      const double e = 1 - ritz / threshold;
+      return 1.648 * std::sqrt(dim) * std::exp(-std::sqrt(e) * (2 * k - 1));
+    };
+    // The wanted region in eigenvalues: LA lambda >= -worst - slack, SA lambda <= worst + slack,
+    // LM |lambda| >= -worst - slack (badness() is -lambda, lambda, -|lambda|).
+    double p = 0;
+    if (s_.which == Which::LargestAlgebraic) p = miss(2 * width, -worst - slack - (lo - width));
+    if (s_.which == Which::SmallestAlgebraic) p = miss(2 * width, (hi + width) - (worst + slack));
+    if (s_.which == Which::LargestMagnitude) {
+      const double a = -worst - slack;
+      p = miss(2 * width, a - (lo - width)) + miss(2 * width, (hi + width) + a);
+    }
+    return p <= kCertificateMissProbability;
   }
 
   // Puts the converged pairs (columns 0..nconv-1) in the order of `which`: locking and verification
@@ -639,6 +729,7 @@ private:
   index_t n_ = 0;
   double anorm_ = 0;         // running estimate of ||A||: max ||A v_j||
   std::vector<double> h_;    // orthogonalization coefficients of the current step
+  std::vector<StepRecord> records_; // what Backend::expand reports
   std::vector<double> S_;    // projected matrix (thick restart), ncv x ncv column-major
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
@@ -649,6 +740,7 @@ private:
   int segment_start_ = 0;                       // first step after the last restart
   bool partial_blocked_ = false;                // a wanted pair needs more than semi-orthogonality: full from now on
   bool restarted_full_ = false;                 // the solve started over with full reorthogonalization
+  bool verify_fresh_ = false;                   // this cycle extends a fresh verification vector alone
 };
 
 } // namespace

@@ -1,9 +1,11 @@
 // The CUDA backend: the basis in device memory, every operation queued on one stream.
 //
-// Per Lanczos step the only host traffic is the k + 1 reduced scalars of project() and the one of
-// subtract() (device -> pinned host buffer, then Reducer), plus the k coefficients going down for
-// subtract()/combine() through a pinned staging buffer. Everything is allocated in resize_basis() or
-// the constructor; the per-step operations allocate nothing.
+// On one process, expand() queues whole Lanczos steps with every scalar on the device (the DGKS
+// decision through a Gate, alpha/beta/breakdown in finish_lanczos_step) and waits once, at the end, for
+// the step records. On several ranks the scalars must meet MPI on the host: expand() then falls back to
+// Backend::expand, where each project() / subtract() fetches its reduced scalars (device -> pinned host
+// buffer, then Reducer) and the coefficients go down through a pinned staging buffer. Everything is
+// allocated in resize_basis() or the constructor; the per-step operations allocate nothing.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
@@ -31,6 +33,7 @@ public:
   CudaBackend(const BackendConfig &config, std::shared_ptr<const DeviceOperator> op, HostApply host_apply)
       : n_(config.local_size), global_(config.global_size), offset_(config.row_offset), op_(std::move(op)),
         host_apply_(std::move(host_apply)), reduce_(config.reduce ? config.reduce : serial_reducer()),
+        single_process_(!config.reduce),
         flavor_(config.flavor == KernelFlavor::Default ? kVectorDefault : config.flavor)
     {
     if (n_ < 0 || global_ < n_ || offset_ < 0 || offset_ + n_ > global_)
@@ -84,6 +87,7 @@ public:
   void resize_basis(int ncols) override
   {
     if (ncols < 0) throw Error("CudaBackend::resize_basis: negative column count");
+    if (ncols == ncols_ && ncols > 0) return; // a backend reused for another solve of the same size
     ScopedDevice guard(device_);
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     // Release first, then allocate: the peak is the new size, not old + new.
@@ -99,6 +103,10 @@ public:
     q_ = DeviceBuffer<double>(nc * nc, "rotation matrix");
     host_scalars_ = PinnedBuffer<double>(nc + 1, "reduced scalars (host)");
     host_stage_ = PinnedBuffer<double>(std::max<std::size_t>(nc, 1), "coefficient staging");
+    h2_ = DeviceBuffer<double>(nc + 1, "second-pass coefficients");
+    after_ = DeviceBuffer<double>(2, "norms after each pass");
+    records_ = DeviceBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records");
+    host_records_ = PinnedBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records (host)");
     rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceDoubles / nc));
     rotate_ws_ = DeviceBuffer<double>(static_cast<std::size_t>(rotate_rows_) * nc, "rotate workspace");
     ncols_ = ncols;
@@ -260,6 +268,43 @@ public:
     }
   }
 
+  void expand(int first, int last, double anorm, StepRecord *records) override
+  {
+    if (!single_process_ || flavor_ != KernelFlavor::Custom) return Backend::expand(first, last, anorm, records);
+    if (first < 0 || last < first) throw Error("CudaBackend::expand: need 0 <= first <= last");
+    if (last == first) return;
+    check_column(last); // the steps write columns first+1 .. last
+    ScopedDevice guard(device_);
+    constexpr int R = kernels::kStepRecordDoubles;
+    // Record 0 carries the incoming anorm; step j writes record j - first + 1.
+    host_records_.data()[3] = anorm;
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(records_.data(), host_records_.data(), R * sizeof(double), cudaMemcpyHostToDevice,
+                                      stream_.get()));
+    double *h1 = scalars_.data(), *h2 = h2_.data(), *after = after_.data();
+    for (int j = first; j < last; ++j) {
+      const int k = j + 1;
+      double *w = col(j + 1);
+      const kernels::Gate second{after, h1 + k, kDgksEta2}; // ||w||^2 after the first pass < eta ||A v_j||^2
+      apply_operator(j, j + 1);
+      kernels::multi_dot(n_, k, col(0), ldv_, w, h1, partials_.data(), stream_.get());
+      kernels::subtract_norm2(n_, k, col(0), ldv_, h1, w, after, partials_.data(), stream_.get());
+      kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), second);
+      kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 1, partials_.data(), stream_.get(), second);
+      const std::size_t r = static_cast<std::size_t>(j - first);
+      kernels::finish_lanczos_step(n_, j, h1, h2, after, kDgksEta2, records_.data() + r * R,
+                                   records_.data() + (r + 1) * R, w, stream_.get());
+    }
+    const std::size_t count = static_cast<std::size_t>(last - first);
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(host_records_.data() + R, records_.data() + R, count * R * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < count; ++i) {
+      const double *rec = host_records_.data() + (i + 1) * R;
+      const int flags = static_cast<int>(rec[4]);
+      records[i] = StepRecord{rec[0], rec[1], rec[2], rec[3], (flags & 1) != 0, (flags & 2) != 0};
+    }
+  }
+
   void copy_column(int src, int dst) override
   {
     check_column(src);
@@ -322,6 +367,7 @@ private:
   std::shared_ptr<const DeviceOperator> op_;
   HostApply host_apply_;
   Reducer reduce_;
+  bool single_process_; // no reducer given: expand() may keep its scalars on the device
   KernelFlavor flavor_;
 
   Stream stream_;
@@ -335,7 +381,10 @@ private:
   DeviceBuffer<double> q_;         // rotate's Q, packed k x m
   DeviceBuffer<double> rotate_ws_; // rotate_rows_ x ncols_
   index_t rotate_rows_ = 0;
-  PinnedBuffer<double> host_scalars_, host_stage_;
+  DeviceBuffer<double> h2_;        // expand(): coefficients of the second Gram-Schmidt pass
+  DeviceBuffer<double> after_;     // expand(): ||w||^2 after the first and the second pass
+  DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
+  PinnedBuffer<double> host_scalars_, host_stage_, host_records_;
   PinnedBuffer<double> host_x_, host_y_; // the host-apply fallback
 };
 

@@ -70,7 +70,9 @@ struct BackendConfig {
   index_t row_offset = 0;   ///< global index of this rank's first row (for set_random)
   int device = -1;          ///< CUDA device; < 0 picks the current one
   KernelFlavor flavor = KernelFlavor::Default; ///< vector kernels: custom or cuBLAS
-  Reducer reduce = serial_reducer();
+  /// Sums over ranks. Empty (the default): one process, and Backend::expand keeps every scalar of its
+  /// steps on the device; a reducer makes every step's scalars go through it (and the host).
+  Reducer reduce;
 };
 
 /// A backend whose operator is on the device (op != nullptr, op->rows() == local_size), or, when op is

@@ -11,6 +11,7 @@
 #include "cuda/cuda_check.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -78,6 +79,23 @@ __device__ __forceinline__ double warp_sum(double v)
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
   return v;
 }
+
+/// The sum of v over the block, valid in thread 0 (red: kWarps doubles of shared memory). Adds in a
+/// fixed order: warps by shuffles, then thread 0 over the warps.
+__device__ __forceinline__ double block_sum(double v, double *red)
+{
+  v = warp_sum(v);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  double t = 0.0;
+  if (threadIdx.x == 0)
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) t += red[w];
+  return t;
+}
+
+/// False when the gate is closed (see Gate): the whole launch then does nothing.
+__device__ __forceinline__ bool gate_open(const Gate &g) { return !g.lhs || *g.lhs < g.factor * *g.rhs; }
 
 /// W consecutive doubles through the read-only path (16 bytes at once for W = 2: p 16-byte aligned).
 template <int W>
@@ -345,21 +363,15 @@ void launch_csr(index_t rows, const int *rowptr, const int *colind, const double
 
 // out[b] = sum of partial[b * blocks + 0 .. blocks-1], in a fixed order.
 __global__ void __launch_bounds__(kThreads) sum_partials_kernel(const double *__restrict__ partial, int blocks,
-                                                                double *__restrict__ out)
+                                                                double *__restrict__ out, Gate gate)
 {
   __shared__ double red[kWarps];
+  if (!gate_open(gate)) return;
   const double *p = partial + static_cast<index_t>(blockIdx.x) * blocks;
   double s = 0.0;
   for (int i = threadIdx.x; i < blocks; i += kThreads) s += p[i];
-  s = warp_sum(s);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double t = 0.0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) t += red[w];
-    out[blockIdx.x] = t;
-  }
+  s = block_sum(s, red);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 
 // Block (bx, by) takes columns by*8 .. by*8+7 of V over a grid-stride share of the rows; the blocks of
@@ -367,9 +379,10 @@ __global__ void __launch_bounds__(kThreads) sum_partials_kernel(const double *__
 template <int W>
 __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, const double *__restrict__ V,
                                                              index_t ldv, const double *__restrict__ w,
-                                                             double *__restrict__ partial)
+                                                             double *__restrict__ partial, Gate gate)
 {
   __shared__ double red[kDotColumns + 1][kWarps];
+  if (!gate_open(gate)) return;
   const int c0 = blockIdx.y * kDotColumns;
   const int kc = min(kDotColumns, k - c0); // <= 0 only when k = 0
   const bool with_ww = blockIdx.y == 0;
@@ -428,9 +441,10 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
 template <int W>
 __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
                                                             const double *__restrict__ coef, double *__restrict__ w,
-                                                            double *__restrict__ partial)
+                                                            double *__restrict__ partial, Gate gate)
 {
   __shared__ double red[kWarps];
+  if (!gate_open(gate)) return;
   double ss = 0.0;
   const index_t nw = n / W;
   const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
@@ -468,15 +482,8 @@ __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, co
       ss = fma(wi, wi, ss);
     }
   }
-  ss = warp_sum(ss);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double t = 0.0;
-#pragma unroll
-    for (int w2 = 0; w2 < kWarps; ++w2) t += red[w2];
-    partial[blockIdx.x] = t;
-  }
+  ss = block_sum(ss, red);
+  if (threadIdx.x == 0) partial[blockIdx.x] = ss;
 }
 
 // --- vector updates ---------------------------------------------------------------------------------------
@@ -519,6 +526,38 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, con
       for (int j = 0; j < k; ++j) yi = fma(coef[j], V[j * ldv + i], yi);
       y[i] = yi;
     }
+  }
+}
+
+// Every thread derives the same step scalars from the same device values (no second launch, no
+// host trip); thread 0 of block 0 writes the record. Mirrors Backend::expand (core/backend.cpp) operation
+// for operation, so that both take the same decisions on the same numbers.
+__global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j, const double *__restrict__ h1,
+                                                               const double *__restrict__ h2,
+                                                               const double *__restrict__ after, double eta2,
+                                                               const double *__restrict__ prev, double *__restrict__ rec,
+                                                               double *__restrict__ w)
+{
+  const double before = h1[j + 1];
+  const double after1 = after[0];
+  const bool second = after1 < eta2 * before;
+  double alpha = h1[j];
+  if (second) alpha += h2[j];
+  const double last = second ? after[1] : after1;
+  const bool lost = second && last < eta2 * after1;
+  const double anorm = fmax(fmax(prev[3], sqrt(before)), fabs(alpha));
+  double beta = sqrt(last);
+  const bool breakdown = lost || beta <= 16 * DBL_EPSILON * anorm * sqrt(static_cast<double>(j + 2));
+  if (breakdown) beta = 0;
+  const double factor = breakdown ? 0.0 : 1.0 / beta;
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) w[i] *= factor;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    rec[0] = alpha;
+    rec[1] = beta;
+    rec[2] = before;
+    rec[3] = anorm;
+    rec[4] = (breakdown ? 1.0 : 0.0) + (second ? 2.0 : 0.0);
   }
 }
 
@@ -615,7 +654,7 @@ std::size_t reduction_workspace_doubles(int k)
 }
 
 void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
-               cudaStream_t stream)
+               cudaStream_t stream, Gate gate)
 {
   check_matrix("multi_dot", n, k, ldv);
   const int chunks = std::max(1, (k + kDotColumns - 1) / kDotColumns);
@@ -625,26 +664,35 @@ void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, 
   const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
   if (vec)
-    multi_dot_kernel<2><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace);
+    multi_dot_kernel<2><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace, gate);
   else
-    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace);
+    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace, gate);
   CUDALANCZOS_CHECK_LAUNCH();
-  sum_partials_kernel<<<k + 1, kThreads, 0, stream>>>(workspace, blocks, out);
+  sum_partials_kernel<<<k + 1, kThreads, 0, stream>>>(workspace, blocks, out, gate);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
 void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
-                    double *workspace, cudaStream_t stream)
+                    double *workspace, cudaStream_t stream, Gate gate)
 {
   check_matrix("subtract_norm2", n, k, ldv);
   const bool vec = vector_ok(k, V, ldv, w);
   const int blocks = grid_for(n / (vec ? 2 : 1), kMaxPartials);
   if (vec)
-    subtract_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace);
+    subtract_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace, gate);
   else
-    subtract_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace);
+    subtract_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace, gate);
   CUDALANCZOS_CHECK_LAUNCH();
-  sum_partials_kernel<<<1, kThreads, 0, stream>>>(workspace, blocks, out);
+  sum_partials_kernel<<<1, kThreads, 0, stream>>>(workspace, blocks, out, gate);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void finish_lanczos_step(index_t n, int j, const double *h1, const double *h2, const double *after, double eta2,
+                         const double *prev, double *rec, double *w, cudaStream_t stream)
+{
+  if (n < 0 || j < 0) throw Error("finish_lanczos_step: need n >= 0 and j >= 0");
+  // n = 0 still needs the record: one block.
+  finish_step_kernel<<<grid_for(std::max<index_t>(n, 1)), kThreads, 0, stream>>>(n, j, h1, h2, after, eta2, prev, rec, w);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 

@@ -52,13 +52,22 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
 
 // --- (c) fused multi-dot ------------------------------------------------------------------------------
 
+/// A condition the reduction kernels read on the device when they run: unless *lhs < factor * *rhs
+/// they do nothing (out is left as it was). A null lhs means always run. It lets the second
+/// Gram-Schmidt pass of a step be queued before anyone knows whether DGKS wants it.
+struct Gate {
+  const double *lhs = nullptr;
+  const double *rhs = nullptr;
+  double factor = 0;
+};
+
 /// Doubles of `workspace` multi_dot(k) and subtract_norm2 need (per-block partials).
 std::size_t reduction_workspace_doubles(int k);
 
 /// out[i] = V[:, i] . w for 0 <= i < k and out[k] = w . w, all into the device array out (k + 1
 /// entries). V is n x k, column stride ldv >= n. One pass over V and (per 8 columns) over w.
 void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
-               cudaStream_t stream);
+               cudaStream_t stream, Gate gate = {});
 
 // --- (d) fused subtract + norm ------------------------------------------------------------------------
 
@@ -66,9 +75,23 @@ void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, 
 /// pointer). One pass: each entry of w is read, updated and squared in registers. w must not be a
 /// column of V.
 void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
-                    double *workspace, cudaStream_t stream);
+                    double *workspace, cudaStream_t stream, Gate gate = {});
 
-// --- (e) vector updates --------------------------------------------------------------------------------
+// --- (e) the end of a Lanczos step ---------------------------------------------------------------------
+
+/// Doubles per step record of finish_lanczos_step: alpha, beta, ||A v_j||^2, anorm, flags
+/// (1: breakdown, 2: second Gram-Schmidt pass).
+inline constexpr int kStepRecordDoubles = 5;
+
+/// The end of step j of Backend::expand, on the device (backend.hpp states the rule): from the first
+/// pass's h1 (j + 2 entries: coefficients and ||A v_j||^2) and ||w||^2 after it (after[0]), and the
+/// second pass's h2 and after[1] (used only if DGKS asked for it), it decides alpha, beta and
+/// breakdown exactly as the host reference does, scales w by 1/beta (0 on breakdown) and writes the
+/// record `rec`. prev is the previous record (its anorm field is read). One launch, no host trip.
+void finish_lanczos_step(index_t n, int j, const double *h1, const double *h2, const double *after, double eta2,
+                         const double *prev, double *rec, double *w, cudaStream_t stream);
+
+// --- (f) vector updates --------------------------------------------------------------------------------
 
 /// v *= alpha.
 void scale(index_t n, double alpha, double *v, cudaStream_t stream);

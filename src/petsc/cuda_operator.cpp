@@ -11,6 +11,7 @@
 #include "cuda/cuda_backend.hpp"
 #endif
 
+#include <algorithm>
 #include <string>
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
@@ -166,7 +167,7 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use)
 }
 
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
-                                               std::unique_ptr<cudalanczos::Backend> &backend)
+                                               std::shared_ptr<cudalanczos::Backend> &backend)
 {
 #if defined(CUDALANCZOS_HAVE_CUDA)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -191,7 +192,11 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   config.row_offset  = rstart;
   config.device      = device;
   config.flavor      = Flavor(ctx->kernels);
-  config.reduce      = std::move(reduce);
+  { // one process: no reducer, so that the backend keeps each Lanczos step's scalars on the device
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
+    if (size > 1) config.reduce = std::move(reduce);
+  }
   auto op            = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(ctx->device_op);
   if (op) {
     config.device = device = op->device(); // a CUDA MatShell may live on another device than the default pick
@@ -199,7 +204,16 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
     PetscScalar sigma;
     PetscCall(STGetShift(eps->st, &sigma));
     ctx->shift = PetscRealPart(sigma);
-    PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, op));
+    const PetscInt key[4] = {eps->nloc, eps->n, rstart, (PetscInt)ctx->kernels};
+    if (ctx->backend_cache && ctx->backend_cache_op == ctx->device_op && std::equal(key, key + 4, ctx->backend_cache_key)) {
+      backend = ctx->backend_cache;
+    } else {
+      PetscCallCXX(ctx->backend_cache.reset());
+      PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, op));
+      ctx->backend_cache    = backend;
+      ctx->backend_cache_op = ctx->device_op;
+      std::copy(key, key + 4, ctx->backend_cache_key);
+    }
     PetscCallCXX(ctx->operator_desc = op->description());
   } else {
     PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));

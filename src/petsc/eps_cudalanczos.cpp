@@ -176,7 +176,7 @@ PetscErrorCode EPSBackTransform_CUDALanczos(EPS eps)
 
 // Builds the backend for this solve: CUDA when chosen and possible, otherwise the host. Also fills
 // ctx->shift: the shift the driver must apply itself (an uploaded matrix is A, not A - sigma I).
-PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rstart, const STOperator &hostop, std::unique_ptr<Backend> &backend)
+PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rstart, const STOperator &hostop, std::shared_ptr<Backend> &backend)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
@@ -234,7 +234,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     if (MPI_Allreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) throw Error("MPI_Allreduce failed");
   };
 
-  std::unique_ptr<Backend> backend;
+  std::shared_ptr<Backend> backend; // may be the EPS's cached CUDA backend (EPSCUDALanczosCreateCUDABackend)
   PetscCall(EPSCUDALanczosCreateBackend(eps, reduce, rstart, hostop, backend));
 
   s.variant             = ctx->variant == EPS_CUDALANCZOS_THESIS ? Variant::Thesis : Variant::ThickRestart;
@@ -250,6 +250,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
+  { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs
+    PetscBool isshift;
+    PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+    s.translation_map = isshift ? true : false;
+  }
 
   cb.error = [&](double theta, double res) {
     PetscReal err = res;
@@ -333,6 +338,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->breakdowns    = result.breakdowns;
   ctx->orthogonality = result.orthogonality;
   ctx->full_passes   = result.full_reorthogonalizations;
+  ctx->certificates  = result.certificates;
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
@@ -400,6 +406,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+    if (!thesis && ctx->verify)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
   }
   PetscFunctionReturn(0);
 }
@@ -409,6 +417,8 @@ PetscErrorCode EPSReset_CUDALanczos(EPS eps)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
   PetscFunctionBegin;
+  PetscCallCXX(ctx->backend_cache.reset());
+  PetscCallCXX(ctx->backend_cache_op.reset());
   PetscCallCXX(ctx->device_op.reset());
   ctx->op_state = -1;
   ctx->op_mat   = nullptr;

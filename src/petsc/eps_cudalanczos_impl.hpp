@@ -32,12 +32,18 @@ struct EPS_CUDALANCZOS {
   Mat              op_mat   = nullptr;
   PetscObjectState op_state = -1;
   int              op_kernels = -1;
+  // the CUDA backend of the last solve, reused while its operator and layout are the same: its stream,
+  // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve
+  std::shared_ptr<cudalanczos::Backend> backend_cache;
+  std::shared_ptr<const void>           backend_cache_op; // the device operator it was built with
+  PetscInt                              backend_cache_key[4] = {-1, -1, -1, -1}; // nloc, n, rstart, kernels
 
   // what the last solve used and measured (-eps_view)
   double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
   long        matvecs = 0, reductions = 0, full_passes = 0;
+  int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         breakdowns = 0;
   double      orthogonality = 0;
 };
@@ -47,7 +53,7 @@ struct EPS_CUDALANCZOS {
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
 /// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
-                                               std::unique_ptr<cudalanczos::Backend> &backend);
+                                               std::shared_ptr<cudalanczos::Backend> &backend);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,

@@ -852,4 +852,79 @@ TEST(Verify, FindsEveryCopyOfATripleEigenvalue)
   }
 }
 
+/// Returned values within 1e-9 of x, among the first nconv.
+int copies_of(const Result &r, double x)
+{
+  int copies = 0;
+  for (int i = 0; i < r.nconv; ++i) copies += std::abs(r.eigenvalues[i] - x) < 1e-9;
+  return copies;
+}
+
+TEST(Verify, CertificateEndsTheRoundAtAnIsolatedEnd)
+{
+  // One eigenvalue far outside [-1, 1]: the first verification cycle (ncv - 1 = 15 steps from a fresh
+  // vector) leaves the complement's Ritz values near 1, and the Kuczynski-Wozniakowski bound ends the
+  // round there, instead of converging the edge of the bulk to tol.
+  Rng rng(4242);
+  const int n = 400;
+  for (Which w : {Which::LargestAlgebraic, Which::LargestMagnitude, Which::SmallestAlgebraic}) {
+    SCOPED_TRACE(which_name(w));
+    Vec d(n);
+    for (double &x : d) x = rng.uniform(-1, 1);
+    d[77] = w == Which::SmallestAlgebraic ? -50.0 : 50.0;
+    const Dense A = planted(rng, d);
+    Settings s = default_settings(n, 1, w);
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    EXPECT_EQ(sol.result.certificates, 1);
+    EXPECT_LE(sol.result.matvecs, 2 * s.ncv) << "one cycle to converge, one to verify";
+    // Without the certificate (an eigenvalue map that is not a translation) the round converges instead.
+    Settings slow = s;
+    slow.translation_map = false;
+    const Solved conv = run_solver(A, slow);
+    check_solution(A, slow, conv);
+    EXPECT_EQ(conv.result.certificates, 0);
+    EXPECT_GT(conv.result.matvecs, sol.result.matvecs);
+  }
+}
+
+TEST(Verify, CertificateNeverHidesACopy)
+{
+  // A double eigenvalue at the wanted end, at gaps from wide to tiny: the fresh vector of the
+  // verification round sees the second copy, so no certificate may end the round before it is found.
+  for (double gap : {40.0, 1.0, 1e-2, 1e-4}) {
+    for (Which w : {Which::LargestAlgebraic, Which::LargestMagnitude, Which::SmallestAlgebraic}) {
+      for (int seed = 0; seed < 4; ++seed) {
+        Rng rng(9000 + seed);
+        const int n = 300;
+        const double top = w == Which::SmallestAlgebraic ? -(1 + gap) : 1 + gap;
+        Vec d(n);
+        for (double &x : d) x = rng.uniform(-1, 1);
+        d[5] = d[250] = top;
+        const Dense A = planted(rng, d);
+        Settings s = default_settings(n, 1, w);
+        SCOPED_TRACE(std::string(which_name(w)) + ", gap " + std::to_string(gap) + ", seed " + std::to_string(seed));
+        const Solved sol = run_solver(A, s);
+        check_solution(A, s, sol);
+        EXPECT_EQ(copies_of(sol.result, top), 2) << describe(sol.result.eigenvalues);
+      }
+    }
+  }
+}
+
+TEST(Verify, NoCertificateForInteriorTargets)
+{
+  Rng rng(77);
+  const int n = 300;
+  Vec d(n);
+  for (double &x : d) x = rng.uniform(-1, 1);
+  d[3] = 0.25;
+  const Dense A = planted(rng, d);
+  Settings s = default_settings(n, 1, Which::TargetMagnitude);
+  s.target = 0.2501;
+  const Solved sol = run_solver(A, s);
+  check_solution(A, s, sol);
+  EXPECT_EQ(sol.result.certificates, 0);
+}
+
 } // namespace

@@ -6,6 +6,7 @@
 #include "cuda_test_support.hpp"
 #include "host/host_backend.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -379,6 +380,122 @@ TEST_F(DeviceOperators, MismatchedOperatorIsRejected)
   config.local_size = config.global_size = 10;
   EXPECT_THROW(make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1)), Error);
   EXPECT_THROW(make_cuda_backend(config, nullptr), Error);
+}
+
+// --- whole Lanczos steps: expand ---------------------------------------------------------------------------------
+
+class ExpandSteps : public CudaTest {
+protected:
+  /// Runs expand over steps 0..m-1 on the host reference (Backend::expand) and on the CUDA backend
+  /// (one process: the device-side steps), in the calls given by `splits` (e.g. {4}: 0..4, then 4..m),
+  /// from the same unit start vector, and compares the records and the basis up to the first breakdown
+  /// or near-breakdown (beta below 1e-8 ||A||: v_{j+1} is then normalized rounding noise, different on
+  /// each backend, and flagged or not depending on that noise). Returns that step, or m.
+  int compare(const Dense &A, int m, std::vector<int> splits = {})
+  {
+    const index_t n = A.rows;
+    HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+    host.resize_basis(m + 1);
+    cuda->resize_basis(m + 1);
+    host.set_random(0, 31);
+    double nrm2 = 0;
+    host.project(0, 0, 0, &nrm2);
+    host.scale(0, 1 / std::sqrt(nrm2));
+    cuda->set_column(0, host.column(0));
+    std::vector<StepRecord> ref(m), got(m);
+    splits.push_back(m);
+    int first = 0;
+    double anorm_ref = 0, anorm_got = 0;
+    for (int last : splits) {
+      host.expand(first, last, anorm_ref, ref.data() + first);
+      cuda->expand(first, last, anorm_got, got.data() + first);
+      if (last > first) anorm_ref = ref[last - 1].anorm, anorm_got = got[last - 1].anorm;
+      first = last;
+    }
+    double anorm = 0;
+    for (index_t i = 0; i < n * n; ++i) anorm += std::abs(A.a[i % n + (i / n) * A.ld]);
+    const double tol = 1e3 * n * eps * anorm; // rounding of a few steps, in units of ||A||_1-ish
+    int breakdown = m;
+    for (int j = 0; j < m; ++j) {
+      SCOPED_TRACE("step " + std::to_string(j));
+      if (ref[j].beta <= 1e-8 * ref[j].anorm) {
+        EXPECT_LE(got[j].beta, 1e-8 * got[j].anorm);
+        EXPECT_NEAR(got[j].alpha, ref[j].alpha, tol);
+        if (got[j].breakdown) { // flagged: the device must have zeroed v_{j+1}
+          std::vector<double> v(static_cast<std::size_t>(n));
+          cuda->get_column(j + 1, v.data());
+          EXPECT_EQ(std::count(v.begin(), v.end(), 0.0), n) << "a breakdown leaves v_{j+1} = 0";
+        }
+        return j;
+      }
+      EXPECT_EQ(got[j].breakdown, ref[j].breakdown);
+      EXPECT_EQ(got[j].second_pass, ref[j].second_pass);
+      EXPECT_NEAR(got[j].alpha, ref[j].alpha, tol);
+      EXPECT_NEAR(got[j].beta, ref[j].beta, tol);
+      EXPECT_NEAR(std::sqrt(got[j].norm_before), std::sqrt(ref[j].norm_before), tol);
+      EXPECT_NEAR(got[j].anorm, ref[j].anorm, tol);
+      std::vector<double> v(static_cast<std::size_t>(n));
+      cuda->get_column(j + 1, v.data());
+      const double *r = host.column(j + 1);
+      index_t differ = 0, nonzero = 0;
+      for (index_t i = 0; i < n; ++i) differ += !(std::abs(v[i] - r[i]) <= 1e-8), nonzero += v[i] != 0.0;
+      EXPECT_EQ(differ, 0) << "entries of column " << j + 1 << " off the reference by more than 1e-8";
+      if (ref[j].breakdown) { // (with beta above 1e-8 ||A||: DGKS found the vector inside the span)
+        EXPECT_EQ(nonzero, 0) << "a breakdown leaves v_{j+1} = 0";
+        breakdown = j;
+        break;
+      }
+    }
+    return breakdown;
+  }
+};
+
+TEST_F(ExpandSteps, ExpandIsEquivalentToRef)
+{
+  for (index_t n : {2, 33, 257, 4097}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int m = static_cast<int>(std::min<index_t>(n - 1, 20));
+    // Random entries: ||w|| barely drops, one Gram-Schmidt pass. A planted dominant diagonal: the
+    // projection removes most of A v, and DGKS asks for the second pass.
+    const Dense A = random_dense(n, n, n + 3, 500 + n, true);
+    EXPECT_EQ(compare(A, m), m);
+    Dense B = A;
+    for (index_t i = 0; i < std::min<index_t>(n, 5); ++i) B.a[i + i * B.ld] += 1e3 * (i + 1);
+    EXPECT_EQ(compare(B, m, {m / 3, m / 3, m / 2}), m); // also split into calls, an empty one among them
+  }
+}
+
+TEST_F(ExpandSteps, PlantedBreakdownIsEquivalentToRef)
+{
+  // Rank 3: the Krylov space of any start vector has dimension <= 4, so w is in the span at step 3.
+  const index_t n = 301;
+  Dense A{n, n, n, std::vector<double>(static_cast<std::size_t>(n * n), 0.0)};
+  for (int r = 0; r < 3; ++r)
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i)
+        A.a[i + j * n] += (r + 1.5) * random_entry(900 + r, i) * random_entry(900 + r, j);
+  EXPECT_EQ(compare(A, 8), 3);
+  // beta = 0 at once: the identity.
+  Dense I{n, n, n, std::vector<double>(static_cast<std::size_t>(n * n), 0.0)};
+  for (index_t i = 0; i < n; ++i) I.a[i + i * n] = 1;
+  EXPECT_EQ(compare(I, 4), 0);
+}
+
+TEST_F(ExpandSteps, NonFiniteValuesAreRecordedNotThrown)
+{
+  Dense A = random_dense(65, 65, 65, 77, true);
+  A.a[10 + 10 * 65] = nan;
+  BackendConfig config;
+  config.local_size = config.global_size = 65;
+  auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+  cuda->resize_basis(4);
+  cuda->set_random(0, 5);
+  std::vector<StepRecord> got(3);
+  ASSERT_NO_THROW(cuda->expand(0, 3, 0.0, got.data()));
+  EXPECT_FALSE(std::isfinite(got[0].norm_before) && std::isfinite(got[0].alpha) && std::isfinite(got[0].beta));
 }
 
 // --- a whole solve ----------------------------------------------------------------------------------------------

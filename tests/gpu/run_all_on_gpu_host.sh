@@ -4,7 +4,7 @@
 #   tests/gpu/run_all_on_gpu_host.sh CARRY_DIR OUT_DIR
 #
 # CARRY_DIR holds libslepccudalanczos.so(.0) and the binaries in the build folder's layout
-# (tests/*/test_*, examples/*, bench/*, slepc/ex1): see tests/gpu/README.md for how to make it.
+# (tests/*/test_*, examples/*, bench/*, slepc/ex1): `make gpu-pack BUILD=<a CUDA build>` makes it.
 # The PETSc/SLEPc/Open MPI runtime comes from ../shared/gpu-host/pack.sh (.gpu-host/env.sh), sourced
 # by the caller. Writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz; exits non-zero if anything failed.
 set -uo pipefail

@@ -1,0 +1,44 @@
+#include "core/backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace cudalanczos {
+
+// The reference for every override (tests/cuda: ExpandIsEquivalentToRef): each scalar goes through a
+// project/subtract reduction, so this runs on any number of ranks.
+void Backend::expand(int first, int last, double anorm, StepRecord *records)
+{
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  std::vector<double> h, h2;
+  for (int j = first; j < last; ++j) {
+    StepRecord &r = records[j - first];
+    const int k = j + 1, w = j + 1;
+    apply_operator(j, w);
+    h.assign(k + 1, 0.0);
+    project(0, k, w, h.data());
+    r.norm_before = h[k];
+    const double after1 = subtract(0, k, h.data(), w);
+    double after = after1;
+    r.alpha = h[j];
+    bool lost = false;
+    r.second_pass = after1 < kDgksEta2 * r.norm_before;
+    if (r.second_pass) {
+      h2.assign(k + 1, 0.0);
+      project(0, k, w, h2.data());
+      after = subtract(0, k, h2.data(), w);
+      r.alpha += h2[j];
+      lost = after < kDgksEta2 * after1;
+    }
+    anorm = std::max({anorm, std::sqrt(r.norm_before), std::abs(r.alpha)});
+    r.anorm = anorm;
+    r.beta = std::sqrt(after);
+    r.breakdown = lost || r.beta <= 16 * eps * anorm * std::sqrt(static_cast<double>(j + 2));
+    if (r.breakdown) r.beta = 0;
+    scale(w, r.breakdown ? 0.0 : 1.0 / r.beta);
+  }
+}
+
+} // namespace cudalanczos

@@ -1,0 +1,143 @@
+// Backend::expand, the reference Lanczos step every backend's override is compared with
+// (tests/cuda: ExpandIsEquivalentToRef), run here on the host backend: what its records claim must be
+// true of the basis it leaves, breakdowns must be found where they are planted, and splitting the steps
+// over several calls must not change a bit.
+#include "core/backend.hpp"
+#include "host/host_backend.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace {
+
+using namespace cudalanczos;
+using cudalanczos::testing::Rng;
+using Vec = std::vector<double>;
+constexpr double eps = std::numeric_limits<double>::epsilon();
+
+struct Matrix {
+  int n;
+  Vec a; // column-major
+  void apply(const double *x, double *y) const
+  {
+    for (int i = 0; i < n; ++i) y[i] = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) y[i] += a[i + static_cast<std::size_t>(j) * n] * x[j];
+  }
+};
+
+Matrix random_symmetric(int n, std::uint64_t seed)
+{
+  Rng rng(seed);
+  Matrix A{n, Vec(static_cast<std::size_t>(n) * n)};
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i) A.a[i + static_cast<std::size_t>(j) * n] = A.a[j + static_cast<std::size_t>(i) * n] = rng.uniform(-1, 1);
+  return A;
+}
+
+struct Expanded {
+  std::vector<StepRecord> records;
+  std::unique_ptr<HostBackend> backend;
+};
+
+/// Steps 0..m-1 from a unit random start, in calls ending at `splits` and then m.
+Expanded expand(const Matrix &A, int m, std::vector<int> splits = {})
+{
+  Expanded r;
+  r.backend = std::make_unique<HostBackend>(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  HostBackend &b = *r.backend;
+  b.resize_basis(m + 1);
+  b.set_random(0, 2024);
+  double nrm2 = 0;
+  b.project(0, 0, 0, &nrm2);
+  b.scale(0, 1 / std::sqrt(nrm2));
+  r.records.resize(m);
+  splits.push_back(m);
+  int first = 0;
+  double anorm = 0;
+  for (int last : splits) {
+    b.expand(first, last, anorm, r.records.data() + first);
+    if (last > first) anorm = r.records[last - 1].anorm;
+    first = last;
+  }
+  return r;
+}
+
+TEST(BackendExpand, RecordsDescribeTheBasis)
+{
+  // A V_m = V_m T_m + beta_m v_{m+1} e_m^T with V orthonormal: check V^T V = I and V^T A V = T.
+  for (bool dominant : {false, true}) {
+    Matrix A = random_symmetric(120, 11);
+    if (dominant)
+      for (int i = 0; i < 6; ++i) A.a[i + static_cast<std::size_t>(i) * A.n] += 500.0 * (i + 1);
+    const int m = 30;
+    const Expanded r = expand(A, m);
+    const HostBackend &b = *r.backend;
+    int second = 0;
+    Vec Av(A.n);
+    for (int j = 0; j <= m; ++j) {
+      ASSERT_FALSE(j < m && r.records[j].breakdown);
+      if (j < m) second += r.records[j].second_pass;
+      A.apply(b.column(j), Av.data());
+      for (int i = 0; i <= m; ++i) {
+        double vv = 0, vav = 0;
+        for (int q = 0; q < A.n; ++q) vv += b.column(i)[q] * b.column(j)[q], vav += b.column(i)[q] * Av[q];
+        EXPECT_NEAR(vv, i == j ? 1.0 : 0.0, 1e-13) << i << "," << j;
+        if (i < m && j < m) {
+          const double t = i == j ? r.records[j].alpha : std::abs(i - j) == 1 ? r.records[std::min(i, j)].beta : 0.0;
+          EXPECT_NEAR(vav, t, 1e-12 * r.records[m - 1].anorm) << i << "," << j;
+        }
+      }
+    }
+    // A dominant diagonal makes most of A v lie in the span: DGKS must have asked for second passes.
+    // (On the random matrix too, about every other step: beta_j^2 / ||A v_j||^2 hovers near 1/2 for a
+    // semicircle spectrum, which is DGKS's threshold.)
+    if (dominant) {
+      EXPECT_GT(second, 0);
+    }
+  }
+}
+
+TEST(BackendExpand, SplittingTheCallsChangesNoBit)
+{
+  const Matrix A = random_symmetric(77, 5);
+  const Expanded whole = expand(A, 20);
+  const Expanded split = expand(A, 20, {3, 3, 11});
+  for (int j = 0; j < 20; ++j) {
+    EXPECT_EQ(whole.records[j].alpha, split.records[j].alpha);
+    EXPECT_EQ(whole.records[j].beta, split.records[j].beta);
+    EXPECT_EQ(whole.records[j].anorm, split.records[j].anorm);
+  }
+}
+
+TEST(BackendExpand, FindsPlantedBreakdowns)
+{
+  // Rank 3: the Krylov space has dimension <= 4, so A v_3 lies in span(v_0..v_3).
+  const int n = 90;
+  Rng rng(3);
+  Matrix A{n, Vec(static_cast<std::size_t>(n) * n, 0.0)};
+  for (int r = 0; r < 3; ++r) {
+    Vec u(n);
+    for (double &x : u) x = rng.uniform(-1, 1);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A.a[i + static_cast<std::size_t>(j) * n] += (r + 1.5) * u[i] * u[j];
+  }
+  Expanded r = expand(A, 8);
+  for (int j = 0; j < 3; ++j) EXPECT_FALSE(r.records[j].breakdown) << j;
+  EXPECT_TRUE(r.records[3].breakdown);
+  EXPECT_EQ(r.records[3].beta, 0.0);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(r.backend->column(4)[i], 0.0);
+
+  // The identity: breakdown at the first step, alpha = 1.
+  Matrix I{n, Vec(static_cast<std::size_t>(n) * n, 0.0)};
+  for (int i = 0; i < n; ++i) I.a[i + static_cast<std::size_t>(i) * n] = 1;
+  r = expand(I, 2);
+  EXPECT_TRUE(r.records[0].breakdown);
+  EXPECT_NEAR(r.records[0].alpha, 1.0, 4 * eps);
+}
+
+} // namespace
