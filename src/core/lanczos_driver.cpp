@@ -3,6 +3,7 @@
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -270,18 +271,23 @@ private:
 
   // Steps start..m-1 with full reorthogonalization, as Backend::expand calls: one, and one more after
   // each breakdown (a fresh direction, then the steps continue from there). The records fill the
-  // projected matrix S; `beta` receives the last one (the coupling to the residual direction v_m).
-  void extend_full(int start, int m, bool &exhausted, double &beta)
+  // projected matrix S; `beta` receives the last one (the coupling to the residual direction). Where
+  // end_early might end the cycle, the steps go in growing chunks (2, 2, 2, 3, 4, ... steps: one host
+  // wait each) and end_early(e) is asked after each; returns the cycle's end e (m, or earlier).
+  int extend_full(int start, int m, bool &exhausted, double &beta, const std::function<bool(int)> &end_early)
   {
     auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
     records_.resize(static_cast<std::size_t>(m));
     exhausted = false;
     for (int j = start; j < m;) {
-      b_.expand(j, m, anorm_, records_.data());
-      matvecs_ += m - j;
-      full_passes_ += m - j;
-      int next = m;
-      for (int jj = j; jj < m; ++jj) {
+      const int last = std::min(m, j + std::max(2, (j - start) / 3));
+      const bool chunked = last < m && end_early(-1); // -1: "may this cycle end early at all?"
+      const int stop = chunked ? last : m;
+      b_.expand(j, stop, anorm_, records_.data());
+      matvecs_ += stop - j;
+      full_passes_ += stop - j;
+      int next = stop;
+      for (int jj = j; jj < stop; ++jj) {
         const StepRecord &rec = records_[static_cast<std::size_t>(jj - j)];
         reductions_ += rec.second_pass ? 4 : 2;
         check_finite(rec.norm_before, "||A v||");
@@ -295,14 +301,16 @@ private:
           if (!fresh_direction(jj + 1, jj + 1)) {
             b_.scale(jj + 1, 0.0);
             exhausted = true;
-            return;
+            return m; // the cycle's analysis sees the rest of S as zero, as before the chunks
           }
           next = jj + 1;
           break;
         }
       }
+      if (next == stop && chunked && end_early(stop)) return stop;
       j = next;
     }
+    return m;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -389,11 +397,74 @@ private:
     Result r;
     std::vector<double> theta_all, err_all;
 
+    // The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
+    // complement value counts as a copy of it: what a verification round compares with.
+    auto wanted_edge = [&](double &worst, double &slack) {
+      std::vector<double> keys;
+      for (double t : locked_theta) keys.push_back(key(t));
+      std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
+      worst = keys[s_.nev - 1];
+      slack = s_.tol * std::max(std::abs(worst), anorm_);
+    };
+    // A verification round is complete when the best Ritz value of the complement has settled on an
+    // eigenvalue (error below sqrt(tol): the verification needs to know where it is, not to tol) and its
+    // residual interval [theta - r, theta + r] lies entirely on the unwanted side; or when a converged
+    // one is worse than every wanted value. A Ritz value that has not settled says nothing: a copy of a
+    // wanted eigenvalue may still be on its way (small active spaces, clustered spectra). w, err, res:
+    // the active block's Ritz values, errors and residuals (err/res in the order `order`).
+    auto round_complete = [&](const std::vector<double> &w, const std::vector<int> &order, const std::vector<double> &err,
+                              const std::vector<double> &res, int newconv, double worst, double slack) {
+      const bool settled = err[0] <= std::sqrt(s_.tol);
+      return (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
+             (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
+    };
+    // Whether the cycle may end after e columns, before m (see extend_full). Only with verification on:
+    // a value better than the ones that converged may still surface in the rest of the cycle, and only
+    // the verification round would then look for it. Two cases pay: the last missing wanted pairs have
+    // converged (k = 1 converges in a few steps where a cycle is ncv), and a verification round is
+    // complete (round_complete) or, in its first cycle, certified (complement_certified). A copy of a
+    // wanted value turning up in the partial cycle lets the cycle run to its end.
+    auto end_early = [&](int e) -> bool {
+      const bool last_wanted = s_.verify && !verifying && s_.nev - locked <= 2;
+      const int na = e - locked;
+      if (!verifying && !last_wanted) return false;
+      if (e < 0) return true; // asked whether to go in chunks at all
+      if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
+      std::vector<double> A(static_cast<std::size_t>(na) * na), Y(A.size()), w(na);
+      for (int jj = 0; jj < na; ++jj)
+        for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = Sij(locked + ii, locked + jj);
+      symmetric_eigen(na, A.data(), na, w.data(), Y.data(), na);
+      const std::vector<int> order = order_by_which(w);
+      const double b = Sij(e - 1, e);
+      std::vector<double> res(na), err(na);
+      for (int q = 0; q < na; ++q) {
+        res[q] = std::abs(b * Y[(na - 1) + static_cast<std::size_t>(order[q]) * na]);
+        err[q] = c_.error(w[order[q]] - s_.shift, res[q]);
+      }
+      if (verifying) {
+        double worst = 0, slack = 0;
+        wanted_edge(worst, slack);
+        int newconv = 0;
+        while (newconv < na && err[newconv] < s_.tol) ++newconv;
+        for (int q = 0; q < newconv; ++q)
+          if (key(w[order[q]] - s_.shift) <= worst + slack) return false; // a copy: the full cycle
+        return round_complete(w, order, err, res, newconv, worst, slack) ||
+               (verify_fresh_ && complement_certified(w, locked, worst, slack));
+      }
+      // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
+      // limits every pair computed after it (the verification's), and a full cycle would usually have
+      // taken it far below tol anyway.
+      int newconv = 0;
+      while (newconv < na && err[newconv] < 1e-2 * s_.tol) ++newconv;
+      return locked + newconv >= s_.nev;
+    };
+
     for (r.its = 1;; ++r.its) {
       // Extend the basis from `start` to m columns.
       bool exhausted = false;
       segment_start_ = start;
-      if (!partial_active()) extend_full(start, m, exhausted, beta);
+      int mc = m; // where this cycle ends: m, or earlier when end_early allows
+      if (!partial_active()) mc = extend_full(start, m, exhausted, beta, end_early);
       else for (int j = start; j < m && !exhausted; ++j) {
         double alpha = 0, b = 0;
         // The first step after a restart meets the arrow: it is orthogonalized against every kept
@@ -404,8 +475,8 @@ private:
         if (j + 1 < m) Sij(j, j + 1) = Sij(j + 1, j) = b;
         beta = b;
       }
-      // Active block: columns locked..m-1.
-      const int na = m - locked;
+      // Active block: columns locked..mc-1.
+      const int na = mc - locked;
       std::vector<double> A(static_cast<std::size_t>(na) * na), Y(static_cast<std::size_t>(na) * na), w(na);
       for (int jj = 0; jj < na; ++jj)
         for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = Sij(locked + ii, locked + jj);
@@ -440,18 +511,18 @@ private:
         theta_all.push_back(w[order[q]] - s_.shift);
         err_all.push_back(err[q]);
       }
-      if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), m);
+      if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), mc);
 
       // A wanted pair needs more orthogonality than partial reorthogonalization kept (partial_blocked_):
       // the kept vectors carry that loss, so start over with full reorthogonalization from the sum of
       // the current best Ritz vectors, which keeps most of the progress in one start vector.
       if (partial_blocked_ && !restarted_full_) {
         restarted_full_ = true;
-        std::vector<double> coef(m, 0.0);
+        std::vector<double> coef(mc, 0.0);
         for (int i = 0; i < locked; ++i) coef[i] = 1.0;
         for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
           for (int ii = 0; ii < na; ++ii) coef[locked + ii] += Y[ii + static_cast<std::size_t>(order[q]) * na];
-        b_.combine(0, m, coef.data(), m + 1);
+        b_.combine(0, mc, coef.data(), m + 1);
         b_.copy_column(m + 1, 0);
         double nrm2 = 0;
         b_.project(0, 0, 0, &nrm2);
@@ -473,21 +544,11 @@ private:
       } else if (nconv >= s_.nev && verifying) {
         // Wanted so far: the nev best locked values. The round ends when the best Ritz value of the
         // complement has converged and is worse than all of them.
-        std::vector<double> keys;
-        for (double t : locked_theta) keys.push_back(key(t));
-        std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
-        const double worst = keys[s_.nev - 1];
-        const double slack = s_.tol * std::max(std::abs(worst), anorm_);
+        double worst = 0, slack = 0;
+        wanted_edge(worst, slack);
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        // Complete when the best Ritz value of the complement has settled on an eigenvalue (error below
-        // sqrt(tol): the verification needs to know where it is, not to tol) and its residual interval
-        // [theta - r, theta + r] lies entirely on the unwanted side; or when a converged one is worse than
-        // every wanted value. A Ritz value that has not settled says nothing: a copy of a wanted
-        // eigenvalue may still be on its way (small active spaces, clustered spectra).
-        const bool settled = err[0] <= std::sqrt(s_.tol);
-        const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
-                              (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
+        const bool complete = round_complete(w, order, err, res, newconv, worst, slack);
         // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
         // certificate can end the round long before the complement's best Ritz value converges.
         const bool certified = verify_fresh_ && found == 0 && complement_certified(w, locked, worst, slack);
@@ -517,14 +578,14 @@ private:
       else if (inject) keep = newconv;
       else keep = std::min(na - 1, newconv + std::max(1, (na - newconv) / 2));
 
-      // V[:, locked:locked+keep] = V[:, locked:m] Y(:, order[0:keep]); the identity on the locked part.
+      // V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the identity on the locked part.
       const int kcols = locked + keep;
-      std::vector<double> Q(static_cast<std::size_t>(m) * kcols, 0.0);
-      for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * m] = 1.0;
+      std::vector<double> Q(static_cast<std::size_t>(mc) * kcols, 0.0);
+      for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * mc] = 1.0;
       for (int q = 0; q < keep; ++q)
         for (int ii = 0; ii < na; ++ii)
-          Q[(locked + ii) + static_cast<std::size_t>(locked + q) * m] = Y[ii + static_cast<std::size_t>(order[q]) * na];
-      b_.rotate(m, kcols, Q.data(), m);
+          Q[(locked + ii) + static_cast<std::size_t>(locked + q) * mc] = Y[ii + static_cast<std::size_t>(order[q]) * na];
+      b_.rotate(mc, kcols, Q.data(), mc);
 
       if (done) {
         r.nconv = std::min(nconv, kcols);
@@ -554,7 +615,7 @@ private:
           return r;
         }
       } else {
-        b_.copy_column(m, kcols);
+        b_.copy_column(mc, kcols);
         if (partial_active()) {
           // The residual direction is only semi-orthogonal to the basis it came from, and the omega model
           // restarts from rounding level: make that true (one pass per restart, not per step).

@@ -343,8 +343,12 @@ PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS eps, PetscBool *value)
    A Krylov space grown from one start vector holds one direction of each eigenspace, so plain
    (thick-restart) Lanczos sees a multiple eigenvalue once, unless rounding errors bring the other copies in.
    The verification continues from a fresh random vector orthogonal to the converged ones until the best
-   remaining Ritz value has converged and is not wanted. It costs the convergence of one more eigenvalue;
-   turn it off when the spectrum is known to be simple and speed matters.
+   remaining Ritz value has converged and is not wanted. For the largest or smallest eigenvalues (or the
+   largest in magnitude) with STSHIFT, the first cycle of that search may end it early with a
+   probabilistic certificate (Kuczynski-Wozniakowski bound, chance of a missed copy below 1e-8): then it
+   costs about one short cycle; otherwise it costs the convergence of one more eigenvalue. With it on,
+   a cycle also ends as soon as the last wanted pairs converge. -eps_view reports how many rounds ended
+   on the certificate. Turn it off when the spectrum is known to be simple and speed matters.
 
    Level: intermediate
 
