@@ -862,9 +862,9 @@ int copies_of(const Result &r, double x)
 
 TEST(Verify, CertificateEndsTheRoundAtAnIsolatedEnd)
 {
-  // One eigenvalue far outside [-1, 1]: the first verification cycle (ncv - 1 = 15 steps from a fresh
-  // vector) leaves the complement's Ritz values near 1, and the Kuczynski-Wozniakowski bound ends the
-  // round there, instead of converging the edge of the bulk to tol.
+  // One eigenvalue far outside [-1, 1]: the first verification cycle (at most ncv - 1 = 15 steps from a
+  // fresh vector) leaves the complement's Ritz values near 1, and the Kuczynski-Wozniakowski bound ends
+  // the round there, instead of converging the edge of the bulk to tol.
   Rng rng(4242);
   const int n = 400;
   for (Which w : {Which::LargestAlgebraic, Which::LargestMagnitude, Which::SmallestAlgebraic}) {
@@ -877,7 +877,9 @@ TEST(Verify, CertificateEndsTheRoundAtAnIsolatedEnd)
     const Solved sol = run_solver(A, s);
     check_solution(A, s, sol);
     EXPECT_EQ(sol.result.certificates, 1);
-    EXPECT_LE(sol.result.matvecs, 2 * s.ncv) << "one cycle to converge, one to verify";
+    // One cycle to converge and one to verify, both ended early (21 of 2 ncv = 32 when written): the
+    // first when the wanted pair converged, the second when the certificate held.
+    EXPECT_LT(sol.result.matvecs, 2 * s.ncv - 5);
     // Without the certificate (an eigenvalue map that is not a translation) the round converges instead.
     Settings slow = s;
     slow.translation_map = false;

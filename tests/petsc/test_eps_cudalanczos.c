@@ -8,7 +8,7 @@
 */
 #include "test_support.h"
 
-typedef enum { LAPLACIAN_1D, DIAGONAL, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
+typedef enum { LAPLACIAN_1D, SPIKED_LAPLACIAN, DIAGONAL, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
 
 /* Builds test matrices; dense ones are MATDENSE, the others AIJ. Entries are a function of (i,j) only,
    so the matrix is the same for any number of ranks. */
@@ -27,9 +27,10 @@ static PetscErrorCode BuildMatrix(Kind kind, PetscInt n, Mat *A)
   for (i = rstart; i < rend; ++i) {
     switch (kind) {
     case LAPLACIAN_1D:
+    case SPIKED_LAPLACIAN: /* plus 100 at (0,0): one eigenvalue near 102, the others in (0, 4) */
       if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
       if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
-      PetscCall(MatSetValue(*A, i, i, 2.0, INSERT_VALUES));
+      PetscCall(MatSetValue(*A, i, i, (kind == SPIKED_LAPLACIAN && i == 0) ? 102.0 : 2.0, INSERT_VALUES));
       break;
     case DIAGONAL: /* eigenvalues 1..n/2, each twice: multiplicity 2 */
       PetscCall(MatSetValue(*A, i, i, (PetscScalar)(i / 2 + 1), INSERT_VALUES));
@@ -268,6 +269,32 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "its %" PetscInt_FMT ", eig %.15g (exact %.15g)", its, (double)eig[0], (double)exact));
     PetscCall(Check((PetscBool)(nconv == 1 && its == 1 && PetscAbsReal(eig[0] - exact) < 1e-12), "initial vector = eigenvector converges in one step", detail));
     PetscCall(VecDestroy(&v));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* The verification round's certificate, as -eps_view reports it: one eigenvalue near 102 far above
+     the rest, in (0, 4), so the first cycle of the round certifies that no copy of it was missed; with the
+     verification off the line is not printed. */
+  for (int verify = 1; verify >= 0; --verify) {
+    Mat       A;
+    EPS       eps;
+    PetscBool found;
+    PetscInt  nconv;
+    char      detail[128];
+    PetscCall(BuildMatrix(SPIKED_LAPLACIAN, 400, &A));
+    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(EPSSetProblemType(eps, EPS_HEP));
+    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+    PetscCall(EPSCUDALanczosSetVerify(eps, verify ? PETSC_TRUE : PETSC_FALSE));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSGetConverged(eps, &nconv));
+    PetscCall(ViewLine(eps, "ended by the probabilistic certificate: 1", NULL, 0, &found));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", certificate line %s", nconv, found ? "printed" : "absent"));
+    PetscCall(Check((PetscBool)(nconv >= 1 && found == (verify ? PETSC_TRUE : PETSC_FALSE)),
+                    verify ? "-eps_view: the verification of an isolated largest eigenvalue ends on its certificate" : "-eps_view: no certificate line with the verification off", detail));
+    PetscCall(EPSDestroy(&eps));
     PetscCall(MatDestroy(&A));
   }
 

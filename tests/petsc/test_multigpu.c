@@ -144,35 +144,14 @@ static PetscErrorCode ExactLargest(Kind kind, PetscInt nev, PetscReal *ref)
   PetscFunctionReturn(0);
 }
 
-/* The "backend used:" and "operator:" lines of -eps_view (an ASCII file, read back on rank 0). */
+/* The "backend used:" and "operator:" lines of -eps_view. */
 static PetscErrorCode ViewLines(EPS eps, char *backend, char *op, size_t len)
 {
-  char        path[PETSC_MAX_PATH_LEN], line[1024];
-  PetscMPIInt rank;
-  PetscViewer v;
+  PetscBool found;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  backend[0] = op[0] = 0;
-  if (!rank) PetscCall(PetscSNPrintf(path, sizeof(path), "/tmp/test_multigpu_view_%d.txt", (int)getpid()));
-  PetscCallMPI(MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, path, &v));
-  PetscCall(EPSView(eps, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (!rank) {
-    FILE *f = fopen(path, "r");
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
-    while (fgets(line, sizeof(line), f)) {
-      char *b = strstr(line, "backend used:"), *o = strstr(line, "operator:");
-      line[strcspn(line, "\n")] = 0;
-      if (b) PetscCall(PetscStrncpy(backend, b, len));
-      if (o) PetscCall(PetscStrncpy(op, o, len));
-    }
-    fclose(f);
-    unlink(path);
-  }
-  PetscCallMPI(MPI_Bcast(backend, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscCallMPI(MPI_Bcast(op, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
+  PetscCall(ViewLine(eps, "backend used:", backend, len, &found));
+  PetscCall(ViewLine(eps, "operator:", op, len, &found));
   PetscFunctionReturn(0);
 }
 

@@ -8,6 +8,10 @@
 
 #include <slepccudalanczos.h>
 
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 static int failures = 0, checks = 0;
 
 /* One "ok N - name: detail" or "not ok N - ..." line; counts failures for TestSummary(). */
@@ -32,6 +36,43 @@ static inline PetscErrorCode UnevenLocalRows(PetscInt n, PetscInt *nloc)
   total = (PetscInt)size * (size + 1) / 2;
   for (r = 0; r < rank; ++r) before += n * (r + 1) / total;
   *nloc = (rank == size - 1) ? n - before : n * (rank + 1) / total;
+  PetscFunctionReturn(0);
+}
+
+/* The first line of eps's ASCII -eps_view output that contains `needle`, from the needle on, into
+   `text` (len bytes; may be NULL); *found says whether there is one. Written to a file, read back on rank
+   0, broadcast. */
+static inline PetscErrorCode ViewLine(EPS eps, const char *needle, char *text, size_t len, PetscBool *found)
+{
+  char        path[PETSC_MAX_PATH_LEN], line[1024];
+  PetscMPIInt rank;
+  PetscViewer v;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  *found = PETSC_FALSE;
+  if (text) text[0] = 0;
+  if (!rank) PetscCall(PetscSNPrintf(path, sizeof(path), "/tmp/cudalanczos_test_view_%d.txt", (int)getpid()));
+  PetscCallMPI(MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, PETSC_COMM_WORLD));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, path, &v));
+  PetscCall(EPSView(eps, v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (!rank) {
+    FILE *f = fopen(path, "r");
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
+    while (!*found && fgets(line, sizeof(line), f)) {
+      char *at = strstr(line, needle);
+      line[strcspn(line, "\n")] = 0;
+      if (at) {
+        *found = PETSC_TRUE;
+        if (text) PetscCall(PetscStrncpy(text, at, len));
+      }
+    }
+    fclose(f);
+    unlink(path);
+  }
+  PetscCallMPI(MPI_Bcast(found, 1, MPIU_BOOL, 0, PETSC_COMM_WORLD));
+  if (text) PetscCallMPI(MPI_Bcast(text, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
   PetscFunctionReturn(0);
 }
 
