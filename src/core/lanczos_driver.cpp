@@ -3,8 +3,8 @@
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
