@@ -371,6 +371,36 @@ private:
     omega_cur_[j + 1] = 1;
   }
 
+  // The Ritz pairs of the active block S[locked:e, locked:e]: values w, vectors Y (na x na), `order`
+  // (best first by `which`), and, in that order, each pair's residual ||A x - theta x|| = |b y(last)|
+  // (b: the coupling of column e-1 to the residual direction v_e) and its error (Callbacks::error).
+  struct RitzPairs {
+    int na = 0;
+    std::vector<double> w, Y, res, err;
+    std::vector<int> order;
+  };
+  RitzPairs ritz_pairs(int locked, int e, double b) const
+  {
+    const int m = s_.ncv;
+    RitzPairs rp;
+    const int na = rp.na = e - locked;
+    std::vector<double> A(static_cast<std::size_t>(na) * na);
+    rp.Y.resize(A.size());
+    rp.w.resize(na);
+    for (int jj = 0; jj < na; ++jj)
+      for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S_[(locked + ii) + static_cast<std::size_t>(locked + jj) * m];
+    symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
+    rp.order = order_by_which(rp.w);
+    rp.res.resize(na);
+    rp.err.resize(na);
+    for (int q = 0; q < na; ++q) {
+      const int i = rp.order[q];
+      rp.res[q] = std::abs(b * rp.Y[(na - 1) + static_cast<std::size_t>(i) * na]);
+      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
+    }
+    return rp;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Thick-restart Lanczos (Wu & Simon 2000; Stathopoulos, Saad & Wu 1998) with locking.
   // After m steps: A V_m = V_m S + beta v_m e_m^T, S symmetric: diagonal on the locked part, arrowhead
@@ -430,17 +460,9 @@ private:
       if (!verifying && !last_wanted) return false;
       if (e < 0) return true; // asked whether to go in chunks at all
       if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
-      std::vector<double> A(static_cast<std::size_t>(na) * na), Y(A.size()), w(na);
-      for (int jj = 0; jj < na; ++jj)
-        for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = Sij(locked + ii, locked + jj);
-      symmetric_eigen(na, A.data(), na, w.data(), Y.data(), na);
-      const std::vector<int> order = order_by_which(w);
-      const double b = Sij(e - 1, e);
-      std::vector<double> res(na), err(na);
-      for (int q = 0; q < na; ++q) {
-        res[q] = std::abs(b * Y[(na - 1) + static_cast<std::size_t>(order[q]) * na]);
-        err[q] = c_.error(w[order[q]] - s_.shift, res[q]);
-      }
+      const RitzPairs rp = ritz_pairs(locked, e, Sij(e - 1, e));
+      const std::vector<double> &w = rp.w, &res = rp.res, &err = rp.err;
+      const std::vector<int> &order = rp.order;
       if (verifying) {
         double worst = 0, slack = 0;
         wanted_edge(worst, slack);
@@ -475,31 +497,25 @@ private:
         if (j + 1 < m) Sij(j, j + 1) = Sij(j + 1, j) = b;
         beta = b;
       }
-      // Active block: columns locked..mc-1.
-      const int na = mc - locked;
-      std::vector<double> A(static_cast<std::size_t>(na) * na), Y(static_cast<std::size_t>(na) * na), w(na);
-      for (int jj = 0; jj < na; ++jj)
-        for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = Sij(locked + ii, locked + jj);
-      symmetric_eigen(na, A.data(), na, w.data(), Y.data(), na);
-      const std::vector<int> order = order_by_which(w);
-
-      // Residual of Ritz pair i: ||A x_i - theta_i x_i|| = |beta * y_i(last)|. Count the leading
-      // converged ones (in the order of `which`, stopping at the first that is not).
-      std::vector<double> err(na), res(na);
+      // Active block: columns locked..mc-1. Count the leading converged Ritz pairs (in the order of
+      // `which`, stopping at the first that is not).
+      RitzPairs rp = ritz_pairs(locked, mc, beta);
+      const int na = rp.na;
+      const std::vector<double> &w = rp.w, &Y = rp.Y;
+      const std::vector<int> &order = rp.order;
+      std::vector<double> &err = rp.err, &res = rp.res;
       int newconv = 0;
       bool leading = true;
       for (int q = 0; q < na; ++q) {
         const int i = order[q];
-        res[q] = std::abs(beta * Y[(na - 1) + static_cast<std::size_t>(i) * na]);
         // With a semi-orthogonal basis the true residual is only known down to about omega ||A||: claim no
         // more. A wanted pair stopped by that floor switches the solve to full reorthogonalization.
         if (partial_active()) {
           const double floor = 16 * omega_limit * anorm_;
-          if (res[q] < floor && c_.error(w[i] - s_.shift, floor) >= s_.tol && c_.error(w[i] - s_.shift, res[q]) < s_.tol)
-            partial_blocked_ = true;
+          if (res[q] < floor && c_.error(w[i] - s_.shift, floor) >= s_.tol && err[q] < s_.tol) partial_blocked_ = true;
           res[q] = std::max(res[q], floor);
+          err[q] = c_.error(w[i] - s_.shift, res[q]);
         }
-        err[q] = c_.error(w[i] - s_.shift, res[q]);
         if (leading && err[q] < s_.tol) ++newconv;
         else leading = false;
       }
