@@ -4,6 +4,7 @@
 //   spmv     CSR y = A x: custom vs cuSPARSE on a 2-D Laplacian (10^6 rows) and a Chung-Lu graph (2*10^6)
 //   ops      one project / subtract (the fused reductions, scalars back on the host) per flavor
 //   lanczos  the thesis variant, largest eigenpair to 1e-8, on a 12288 x 12288 dense symmetric matrix
+//   cycle    where a thick-restart solve's time goes: one step's kernels, whole cycles, restarts, the host
 // GPU times are medians of CUDA-event timings after warm-up; host times medians of steady_clock.
 // Bandwidth counts the fewest bytes the operation must move (each input read once, output written once).
 #include "core/lanczos_driver.hpp"
@@ -310,6 +311,145 @@ void bench_lanczos()
   std::printf("\n");
 }
 
+// --- where a thick-restart solve's time goes --------------------------------------------------------------------
+
+/// Forwards every call to a backend and adds up the wall time of each kind of call, waiting for the
+/// device after each one so that the time lands on the call that queued the work. What solve() spends
+/// outside the backend is the driver's own host work.
+class TimedBackend final : public Backend {
+public:
+  explicit TimedBackend(Backend &b) : b_(b) {}
+  double expand_s = 0, rotate_s = 0, other_s = 0;
+  long expand_calls = 0, rotate_calls = 0;
+
+  std::string name() const override { return b_.name(); }
+  index_t local_size() const override { return b_.local_size(); }
+  index_t global_size() const override { return b_.global_size(); }
+  void resize_basis(int ncols) override { timed(other_s, [&] { b_.resize_basis(ncols); }); }
+  int basis_columns() const override { return b_.basis_columns(); }
+  void set_random(int j, std::uint64_t seed) override { timed(other_s, [&] { b_.set_random(j, seed); }); }
+  void set_column(int j, const double *x) override { timed(other_s, [&] { b_.set_column(j, x); }); }
+  void get_column(int j, double *x) const override { b_.get_column(j, x); }
+  void apply_operator(int src, int dst) override { timed(other_s, [&] { b_.apply_operator(src, dst); }); }
+  void project(int first, int k, int col, double *out) override { timed(other_s, [&] { b_.project(first, k, col, out); }); }
+  double subtract(int first, int k, const double *coef, int col) override
+  {
+    double r = 0;
+    timed(other_s, [&] { r = b_.subtract(first, k, coef, col); });
+    return r;
+  }
+  void scale(int col, double alpha) override { timed(other_s, [&] { b_.scale(col, alpha); }); }
+  void combine(int first, int k, const double *coef, int dst) override { timed(other_s, [&] { b_.combine(first, k, coef, dst); }); }
+  void rotate(int k, int m, const double *Q, int ldq) override
+  {
+    ++rotate_calls;
+    timed(rotate_s, [&] { b_.rotate(k, m, Q, ldq); });
+  }
+  void copy_column(int src, int dst) override { timed(other_s, [&] { b_.copy_column(src, dst); }); }
+  void expand(int first, int last, double anorm, StepRecord *records) override
+  {
+    ++expand_calls;
+    timed(expand_s, [&] { b_.expand(first, last, anorm, records); });
+  }
+  void synchronize() override { b_.synchronize(); }
+
+private:
+  template <class F> void timed(double &acc, F &&f)
+  {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    b_.synchronize();
+    acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+  }
+  Backend &b_;
+};
+
+void bench_cycle(cudaStream_t s)
+{
+  if (copy_bandwidth == 0) bench_copy(s);
+  std::printf("## Where a thick-restart solve's time goes\n\n");
+  for (int which = 0; which < 2; ++which) {
+    const test::Csr A = which == 0 ? test::laplacian(1000) : test::chung_lu(2000000, 16, 0xc1u);
+    const std::string mname = which == 0 ? "2-D Laplacian 1000^2" : "Chung-Lu power law, 2*10^6, degree 16";
+    const std::int64_t n = A.rows, nnz = static_cast<std::int64_t>(A.colind.size());
+    const CsrView view{n, n, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
+    const auto op = make_csr_operator(view, KernelFlavor::Default, -1);
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto b = make_cuda_backend(config, op);
+    const int cols = 64;
+    b->resize_basis(cols + 1);
+    std::printf("### %s (n = %lld, nnz = %lld): %s\n\n", mname.c_str(), static_cast<long long>(n), static_cast<long long>(nnz),
+                op->description().c_str());
+    // One step's pieces, timed alone (device events, median of 50).
+    DeviceBuffer<double> V(static_cast<std::size_t>(n) * (cols + 1)), out(cols + 2), work(kernels::reduction_workspace_doubles(cols + 1));
+    for (int j = 0; j <= cols; ++j) kernels::set_random(n, 51 + j, 0, V.data() + j * n, s);
+    std::vector<double> coef(cols + 1, 1e-3);
+    DeviceBuffer<double> dcoef(cols + 1);
+    CUDALANCZOS_CHECK(cudaMemcpy(dcoef.data(), coef.data(), coef.size() * sizeof(double), cudaMemcpyHostToDevice));
+    double *w = V.data() + static_cast<std::size_t>(cols) * n;
+    const double t_mv = gpu_median_ms([&] { op->apply(V.data(), w, s); }, s, 50);
+    const double mv_bytes = 12.0 * nnz + 4.0 * (n + 1) + 16.0 * n;
+    std::printf("matrix-vector product: %.4f ms (%.0f GB/s; copy ceiling %.0f GB/s)\n\n", t_mv, mv_bytes / (t_mv * 1e6), copy_bandwidth);
+    std::printf("| k | multi_dot (ms) | GB/s | subtract_norm2 (ms) | GB/s | finish_step (ms) |\n|---:|---:|---:|---:|---:|---:|\n");
+    for (int k : {1, 8, 16, 24, 32, 48, 64}) {
+      const double td = gpu_median_ms([&] { kernels::multi_dot(n, k, V.data(), n, w, out.data(), work.data(), s); }, s, 50);
+      const double ts = gpu_median_ms([&] { kernels::subtract_norm2(n, k, V.data(), n, dcoef.data(), w, out.data(), work.data(), s); }, s, 50);
+      std::printf("| %d | %.4f | %.0f | %.4f | %.0f | |\n", k, td, 8.0 * (k + 1) * n / (td * 1e6), ts, 8.0 * (k + 2) * n / (ts * 1e6));
+    }
+    std::printf("\n");
+    // Whole cycles through Backend::expand: steps first..last-1 from a random start, host-timed with the wait.
+    std::printf("| cycle | steps | ms | ms per step | per step / matvec | second passes |\n|---|---:|---:|---:|---:|---:|\n");
+    for (auto [first, last] : {std::pair{0, 16}, std::pair{8, 16}, std::pair{0, 32}, std::pair{16, 32}, std::pair{0, 64}, std::pair{32, 64}}) {
+      std::vector<StepRecord> rec(static_cast<std::size_t>(last - first));
+      std::vector<double> t;
+      int second = 0;
+      for (int rep = 0; rep < 7; ++rep) {
+        b->set_random(0, 7);
+        double nrm2 = 0;
+        b->project(0, 0, 0, &nrm2);
+        b->scale(0, 1.0 / std::sqrt(nrm2));
+        if (first > 0) b->expand(0, first, 0.0, rec.data());
+        b->synchronize();
+        const auto a = std::chrono::steady_clock::now();
+        b->expand(first, last, 0.0, rec.data());
+        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+        second = 0;
+        for (int i = 0; i < last - first; ++i) second += rec[static_cast<std::size_t>(i)].second_pass;
+      }
+      const double ms = median(t);
+      std::printf("| %d..%d | %d | %.3f | %.4f | %.2f | %d |\n", first, last, last - first, ms, ms / (last - first),
+                  ms / (last - first) / t_mv, second);
+    }
+    std::printf("\n");
+    // Whole solves, largest eigenvalue, tol 1e-8, split by backend call.
+    std::printf("| nev | ncv | verify | solve (s) | its | matvecs | ms / matvec | expand (s) | calls | rotate (s) | calls | other backend (s) | driver host (s) |\n"
+                "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int nev : {1, 10})
+      for (int ncv : {0, 32, 48})
+        for (bool verify : {false, true}) {
+          if (which == 0 && nev == 10) continue; // 10-40 s a solve
+          Settings st;
+          st.which = Which::LargestAlgebraic;
+          st.nev = nev;
+          st.ncv = ncv > 0 ? std::max(ncv, 2 * nev) : std::max(2 * nev, nev + 15);
+          st.max_it = 100000;
+          st.tol = 1e-8;
+          st.verify = verify;
+          b->resize_basis(basis_columns_needed(st));
+          solve(*b, st, {}); // warm-up
+          TimedBackend tb(*b);
+          const auto a = std::chrono::steady_clock::now();
+          const Result r = solve(tb, st, {});
+          const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+          std::printf("| %d | %d | %s | %.3f | %d | %ld | %.4f | %.3f | %ld | %.3f | %ld | %.3f | %.3f |\n", nev, st.ncv,
+                      verify ? "on" : "off", sec, r.its, r.matvecs, 1e3 * sec / r.matvecs, tb.expand_s, tb.expand_calls,
+                      tb.rotate_s, tb.rotate_calls, tb.other_s, sec - tb.expand_s - tb.rotate_s - tb.other_s);
+        }
+    std::printf("\n");
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -337,6 +477,7 @@ int main(int argc, char **argv)
     if (on("spmv")) bench_spmv(stream.get());
     if (on("ops")) bench_ops();
     if (on("lanczos")) bench_lanczos();
+    if (on("cycle")) bench_cycle(stream.get());
     std::fflush(stdout);
     return 0;
   } catch (const std::exception &e) {

@@ -12,19 +12,25 @@ namespace cudalanczos {
 void Backend::expand(int first, int last, double anorm, StepRecord *records)
 {
   constexpr double eps = std::numeric_limits<double>::epsilon();
-  std::vector<double> h, h2;
+  std::vector<double> g(3), h, h2;
   for (int j = first; j < last; ++j) {
     StepRecord &r = records[j - first];
     const int k = j + 1, w = j + 1;
     apply_operator(j, w);
+    // The three-term window v_{j-1}, v_j.
+    const int lo = std::max(0, j - 1), kl = j - lo + 1;
+    project(lo, kl, w, g.data());
+    r.norm_before = g[kl];
+    subtract(lo, kl, g.data(), w);
+    // Full reorthogonalization; DGKS compares with ||w|| before this pass.
     h.assign(k + 1, 0.0);
     project(0, k, w, h.data());
-    r.norm_before = h[k];
+    const double mid = h[k];
     const double after1 = subtract(0, k, h.data(), w);
     double after = after1;
-    r.alpha = h[j];
+    r.alpha = g[kl - 1] + h[j];
     bool lost = false;
-    r.second_pass = after1 < kDgksEta2 * r.norm_before;
+    r.second_pass = after1 < kDgksEta2 * mid;
     if (r.second_pass) {
       h2.assign(k + 1, 0.0);
       project(0, k, w, h2.data());

@@ -44,15 +44,15 @@ public:
 
 /// What one Lanczos step of Backend::expand found (see there).
 struct StepRecord {
-  double alpha = 0;       ///< v_j . A v_j, both Gram-Schmidt passes' coefficients summed
+  double alpha = 0;       ///< v_j . A v_j, the coefficients of v_j of every Gram-Schmidt pass summed
   double beta = 0;        ///< ||w|| after orthogonalization; 0 on breakdown
   double norm_before = 0; ///< ||A v_j||^2, before orthogonalization
   double anorm = 0;       ///< running estimate of ||A|| after this step
   bool breakdown = false; ///< w was numerically in the span of v_0..v_j: v_{j+1} is set to 0
-  bool second_pass = false; ///< DGKS asked for the second Gram-Schmidt pass
+  bool second_pass = false; ///< DGKS asked for a second pass over the whole basis
 };
 
-/// DGKS: a second Gram-Schmidt pass when ||w||^2 dropped below this fraction of what it was.
+/// DGKS: one more Gram-Schmidt pass when ||w||^2 dropped below this fraction of what it was.
 inline constexpr double kDgksEta2 = 0.5;
 
 class Backend {
@@ -104,12 +104,19 @@ public:
   virtual void copy_column(int src, int dst) = 0;
 
   /// Lanczos steps j = first .. last-1 with full reorthogonalization, the driver's inner loop as one
-  /// call. Step j, with w the column j+1:
-  ///   w = A v_j;  h = V[:, 0:j+1]^T w;  w -= V[:, 0:j+1] h;
-  ///   if ||w||^2 < kDgksEta2 ||A v_j||^2: once more (h2), and "lost" if it dropped by that much again;
-  ///   alpha_j = h_j + h2_j;  anorm = max(anorm, ||A v_j||, |alpha_j|);  beta_j = ||w||;
+  /// call. Step j, with w the column j+1 and L = {j-1, j} (L = {0} at j = 0) the three-term window:
+  ///   w = A v_j;  g = V[:, L]^T w;  w -= V[:, L] g;                 (the recurrence: removes alpha_j v_j
+  ///                                                                  and beta_{j-1} v_{j-1}, the bulk)
+  ///   h = V[:, 0:j+1]^T w;  w -= V[:, 0:j+1] h;                     (full reorthogonalization)
+  ///   if ||w||^2 < kDgksEta2 ||w before h||^2: once more (h2), and "lost" if it dropped by that much again;
+  ///   alpha_j = g_j + h_j + h2_j;  anorm = max(anorm, ||A v_j||, |alpha_j|);  beta_j = ||w||;
   ///   breakdown when lost or beta_j <= 16 eps anorm sqrt(j+2): v_{j+1} = 0 and beta_j = 0;
   ///   otherwise v_{j+1} = w / beta_j.
+  /// The window pass takes the cancellation that makes DGKS repeat a pass over the whole basis (on a
+  /// Laplacian beta_j^2 / ||A v_j||^2 is about 1/6, and classical Gram-Schmidt starting from A v_j then
+  /// needs two full passes every step); the full pass then removes rounding-level components and is
+  /// repeated only where w had large ones outside the window: the first step after a thick restart
+  /// (the arrow couples v_j to every kept vector) and near-breakdowns.
   /// After a breakdown the later steps run on a zero vector and mean nothing: the caller discards
   /// them and continues from the breakdown. `anorm` is the estimate before step `first`; records
   /// receives last - first entries. Non-finite values are recorded, not thrown: the caller checks.

@@ -104,7 +104,8 @@ public:
     host_scalars_ = PinnedBuffer<double>(nc + 1, "reduced scalars (host)");
     host_stage_ = PinnedBuffer<double>(std::max<std::size_t>(nc, 1), "coefficient staging");
     h2_ = DeviceBuffer<double>(nc + 1, "second-pass coefficients");
-    after_ = DeviceBuffer<double>(2, "norms after each pass");
+    window_ = DeviceBuffer<double>(3, "three-term window coefficients");
+    after_ = DeviceBuffer<double>(3, "norms after each pass");
     records_ = DeviceBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records");
     host_records_ = PinnedBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records (host)");
     rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceDoubles / nc));
@@ -280,18 +281,21 @@ public:
     host_records_.data()[3] = anorm;
     CUDALANCZOS_CHECK(cudaMemcpyAsync(records_.data(), host_records_.data(), R * sizeof(double), cudaMemcpyHostToDevice,
                                       stream_.get()));
-    double *h1 = scalars_.data(), *h2 = h2_.data(), *after = after_.data();
+    double *g = window_.data(), *h1 = scalars_.data(), *h2 = h2_.data(), *after = after_.data();
     for (int j = first; j < last; ++j) {
-      const int k = j + 1;
+      const int k = j + 1, lo = std::max(0, j - 1), kl = j - lo + 1;
       double *w = col(j + 1);
-      const kernels::Gate second{after, h1 + k, kDgksEta2}; // ||w||^2 after the first pass < eta ||A v_j||^2
+      const kernels::Gate repeat{after + 1, h1 + k, kDgksEta2}; // ||w||^2 after the full pass < eta before it
       apply_operator(j, j + 1);
+      // The three-term window, then the full pass and its DGKS repeat (backend.hpp).
+      kernels::multi_dot(n_, kl, col(lo), ldv_, w, g, partials_.data(), stream_.get());
+      kernels::subtract_norm2(n_, kl, col(lo), ldv_, g, w, after, partials_.data(), stream_.get());
       kernels::multi_dot(n_, k, col(0), ldv_, w, h1, partials_.data(), stream_.get());
-      kernels::subtract_norm2(n_, k, col(0), ldv_, h1, w, after, partials_.data(), stream_.get());
-      kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), second);
-      kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 1, partials_.data(), stream_.get(), second);
+      kernels::subtract_norm2(n_, k, col(0), ldv_, h1, w, after + 1, partials_.data(), stream_.get());
+      kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), repeat);
+      kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 2, partials_.data(), stream_.get(), repeat);
       const std::size_t r = static_cast<std::size_t>(j - first);
-      kernels::finish_lanczos_step(n_, j, h1, h2, after, kDgksEta2, records_.data() + r * R,
+      kernels::finish_lanczos_step(n_, j, kl, g, h1, h2, after, kDgksEta2, records_.data() + r * R,
                                    records_.data() + (r + 1) * R, w, stream_.get());
     }
     const std::size_t count = static_cast<std::size_t>(last - first);
@@ -381,8 +385,9 @@ private:
   DeviceBuffer<double> q_;         // rotate's Q, packed k x m
   DeviceBuffer<double> rotate_ws_; // rotate_rows_ x ncols_
   index_t rotate_rows_ = 0;
-  DeviceBuffer<double> h2_;        // expand(): coefficients of the second Gram-Schmidt pass
-  DeviceBuffer<double> after_;     // expand(): ||w||^2 after the first and the second pass
+  DeviceBuffer<double> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2
+  DeviceBuffer<double> h2_;        // expand(): coefficients of the full pass's DGKS repeat
+  DeviceBuffer<double> after_;     // expand(): ||w||^2 after the window, the full pass and its repeat
   DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
   PinnedBuffer<double> host_scalars_, host_stage_, host_records_;
   PinnedBuffer<double> host_x_, host_y_; // the host-apply fallback

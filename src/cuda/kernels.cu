@@ -532,18 +532,20 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, con
 // Every thread derives the same step scalars from the same device values (no second launch, no
 // host trip); thread 0 of block 0 writes the record. Mirrors Backend::expand (core/backend.cpp) operation
 // for operation, so that both take the same decisions on the same numbers.
-__global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j, const double *__restrict__ h1,
+__global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j, int kl, const double *__restrict__ g,
+                                                               const double *__restrict__ h1,
                                                                const double *__restrict__ h2,
                                                                const double *__restrict__ after, double eta2,
                                                                const double *__restrict__ prev, double *__restrict__ rec,
                                                                double *__restrict__ w)
 {
-  const double before = h1[j + 1];
-  const double after1 = after[0];
-  const bool second = after1 < eta2 * before;
-  double alpha = h1[j];
+  const double before = g[kl];
+  const double mid = h1[j + 1];
+  const double after1 = after[1];
+  const bool second = after1 < eta2 * mid;
+  double alpha = g[kl - 1] + h1[j];
   if (second) alpha += h2[j];
-  const double last = second ? after[1] : after1;
+  const double last = second ? after[2] : after1;
   const bool lost = second && last < eta2 * after1;
   const double anorm = fmax(fmax(prev[3], sqrt(before)), fabs(alpha));
   double beta = sqrt(last);
@@ -687,12 +689,14 @@ void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
-void finish_lanczos_step(index_t n, int j, const double *h1, const double *h2, const double *after, double eta2,
-                         const double *prev, double *rec, double *w, cudaStream_t stream)
+void finish_lanczos_step(index_t n, int j, int kl, const double *g, const double *h1, const double *h2,
+                         const double *after, double eta2, const double *prev, double *rec, double *w,
+                         cudaStream_t stream)
 {
-  if (n < 0 || j < 0) throw Error("finish_lanczos_step: need n >= 0 and j >= 0");
+  if (n < 0 || j < 0 || kl < 1 || kl > 2) throw Error("finish_lanczos_step: need n >= 0, j >= 0 and a window of 1 or 2");
   // n = 0 still needs the record: one block.
-  finish_step_kernel<<<grid_for(std::max<index_t>(n, 1)), kThreads, 0, stream>>>(n, j, h1, h2, after, eta2, prev, rec, w);
+  finish_step_kernel<<<grid_for(std::max<index_t>(n, 1)), kThreads, 0, stream>>>(n, j, kl, g, h1, h2, after, eta2, prev,
+                                                                               rec, w);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 

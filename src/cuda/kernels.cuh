@@ -80,16 +80,18 @@ void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double
 // --- (e) the end of a Lanczos step ---------------------------------------------------------------------
 
 /// Doubles per step record of finish_lanczos_step: alpha, beta, ||A v_j||^2, anorm, flags
-/// (1: breakdown, 2: second Gram-Schmidt pass).
+/// (1: breakdown, 2: DGKS repeated the full pass).
 inline constexpr int kStepRecordDoubles = 5;
 
-/// The end of step j of Backend::expand, on the device (backend.hpp states the rule): from the first
-/// pass's h1 (j + 2 entries: coefficients and ||A v_j||^2) and ||w||^2 after it (after[0]), and the
-/// second pass's h2 and after[1] (used only if DGKS asked for it), it decides alpha, beta and
-/// breakdown exactly as the host reference does, scales w by 1/beta (0 on breakdown) and writes the
-/// record `rec`. prev is the previous record (its anorm field is read). One launch, no host trip.
-void finish_lanczos_step(index_t n, int j, const double *h1, const double *h2, const double *after, double eta2,
-                         const double *prev, double *rec, double *w, cudaStream_t stream);
+/// The end of step j of Backend::expand, on the device (backend.hpp states the rule): from the window
+/// pass's g (kl coefficients, then ||A v_j||^2), the full pass's h1 (j + 2 entries: coefficients and
+/// ||w||^2 before it) and ||w||^2 after it (after[1]), and the repeat's h2 and after[2] (used only if
+/// DGKS asked for it), it decides alpha, beta and breakdown exactly as the host reference does, scales w
+/// by 1/beta (0 on breakdown) and writes the record `rec`. prev is the previous record (its anorm field
+/// is read). One launch, no host trip.
+void finish_lanczos_step(index_t n, int j, int kl, const double *g, const double *h1, const double *h2,
+                         const double *after, double eta2, const double *prev, double *rec, double *w,
+                         cudaStream_t stream);
 
 // --- (f) vector updates --------------------------------------------------------------------------------
 
