@@ -78,6 +78,8 @@ SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetCheckSymmetry(EPS, PetscBool);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS, PetscBool *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetVerify(EPS, PetscBool);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetVerify(EPS, PetscBool *);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetNcvMax(EPS, PetscInt);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetNcvMax(EPS, PetscInt *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS, const char **);
 
 

@@ -39,9 +39,10 @@ const char *to_string(Reason r)
 
 int basis_columns_needed(const Settings &s)
 {
-  // ncv Lanczos vectors, the next one (residual direction), and two work columns (x and A x for the
-  // explicit residual of the thesis variant, and the orthogonality check).
-  return s.ncv + 3;
+  // ncv Lanczos vectors (ncv_max, if the basis may grow), the next one (residual direction), and two
+  // work columns (x and A x for the explicit residual of the thesis variant, and the orthogonality check).
+  const int most = s.variant == Variant::ThickRestart ? std::max(s.ncv, s.ncv_max) : s.ncv;
+  return most + 3;
 }
 
 namespace {
@@ -51,6 +52,8 @@ constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass belo
 // A verification round may end on a certificate whose chance of having missed a wanted eigenvalue is
 // at most this (complement_certified).
 constexpr double kCertificateMissProbability = 1e-8;
+// grow_basis: the basis grows when tol is predicted more than this many cycles away.
+constexpr double kGrowthCycles = 10;
 // Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
 // vectors' true residuals are then good to ~eps^(3/4) ||A||, which relative tolerances down to 1e-8 on
 // eigenvalues above 1e-4 ||A|| need (sqrt(eps) ||A|| was seen to miss tol 1e-10 on small eigenvalues).
@@ -84,6 +87,8 @@ public:
     if (!c_.error) c_.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
     if (!c_.eigenvalue) c_.eigenvalue = [shift = s_.shift](double value) { return value + shift; };
     n_ = b_.global_size();
+    m_ = s_.ncv;
+    cap_ = s_.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s_.ncv, std::min<index_t>(s_.ncv_max, n_))) : s_.ncv;
   }
 
   /// Indices of the Ritz values theta (of the applied operator) sorted best first by `which`.
@@ -107,6 +112,7 @@ public:
     r.breakdowns = breakdowns_;
     r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
     r.full_reorthogonalizations = full_passes_;
+    r.ncv_used = m_;
     return r;
   }
 
@@ -125,7 +131,7 @@ private:
       throw Error("the thesis variant computes one eigenpair; use the thick-restart variant for nev > 1");
     if (!(s_.tol > 0)) throw Error("tol must be positive");
     if (s_.max_it < 1) throw Error("max_it must be at least 1");
-    if (b_.basis_columns() < basis_columns_needed(s_)) throw Error("the backend's basis is too small for ncv");
+    if (b_.basis_columns() < cap_ + 3) throw Error("the backend's basis is too small for ncv");
   }
 
   // Column 0: the caller's start vector, or a random one; normalized.
@@ -276,7 +282,6 @@ private:
   // wait each) and end_early(e) is asked after each; returns the cycle's end e (m, or earlier).
   int extend_full(int start, int m, bool &exhausted, double &beta, const std::function<bool(int)> &end_early)
   {
-    auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
     records_.resize(static_cast<std::size_t>(m));
     exhausted = false;
     for (int j = start; j < m;) {
@@ -294,8 +299,8 @@ private:
         check_finite(rec.alpha, "alpha");
         check_finite(rec.beta, "beta");
         anorm_ = rec.anorm;
-        Sij(jj, jj) = rec.alpha;
-        if (jj + 1 < m) Sij(jj, jj + 1) = Sij(jj + 1, jj) = rec.beta;
+        S(jj, jj) = rec.alpha;
+        if (jj + 1 < m) S(jj, jj + 1) = S(jj + 1, jj) = rec.beta;
         beta = rec.beta;
         if (rec.breakdown) { // the later records ran on v_{jj+1} = 0: discard them
           if (!fresh_direction(jj + 1, jj + 1)) {
@@ -325,20 +330,19 @@ private:
   // space (nothing to save, and an exhausted space must be exactly orthogonal).
   bool partial_active() const
   {
-    return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_ && s_.ncv < n_;
+    return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_ && m_ < n_;
   }
 
   bool omega_step(int j, double alpha, double beta)
   {
-    const int m = s_.ncv;
-    std::vector<double> next(m + 1, 0.0);
+    std::vector<double> next(cap_ + 1, 0.0);
     double worst = 0;
     if (beta > 0) {
-      const double beta_prev = S_[(j - 1) + static_cast<std::size_t>(j) * m];
+      const double beta_prev = S(j - 1, j);
       for (int k = 0; k < segment_start_; ++k) next[k] = eps; // orthogonalized explicitly every step
       for (int k = segment_start_; k < j; ++k) {
         double t = 0;
-        for (int i = std::max(segment_start_, k - 1); i <= std::min(j, k + 1); ++i) t += S_[i + static_cast<std::size_t>(k) * m] * omega_cur_[i];
+        for (int i = std::max(segment_start_, k - 1); i <= std::min(j, k + 1); ++i) t += S(i, k) * omega_cur_[i];
         double w = (t - alpha * omega_cur_[k] - beta_prev * omega_prev_[k]) / beta;
         w += std::copysign(2 * eps * anorm_ / beta, w); // rounding of this step, always growing
         next[k] = w;
@@ -357,10 +361,9 @@ private:
   // After a full pass at step j: v_{j+1} is orthogonal to everything to rounding level.
   void omega_after_full(int j)
   {
-    const int m = s_.ncv;
-    if (omega_cur_.size() != static_cast<std::size_t>(m + 1)) {
-      omega_cur_.assign(m + 1, eps);
-      omega_prev_.assign(m + 1, eps);
+    if (omega_cur_.size() != static_cast<std::size_t>(cap_ + 1)) {
+      omega_cur_.assign(cap_ + 1, eps);
+      omega_prev_.assign(cap_ + 1, eps);
     }
     // v_j against the older vectors: the estimate of the last step, or, right after a restart (the kept
     // vectors are new combinations), rounding level.
@@ -381,14 +384,13 @@ private:
   };
   RitzPairs ritz_pairs(int locked, int e, double b) const
   {
-    const int m = s_.ncv;
     RitzPairs rp;
     const int na = rp.na = e - locked;
     std::vector<double> A(static_cast<std::size_t>(na) * na);
     rp.Y.resize(A.size());
     rp.w.resize(na);
     for (int jj = 0; jj < na; ++jj)
-      for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S_[(locked + ii) + static_cast<std::size_t>(locked + jj) * m];
+      for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
     symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
     rp.order = order_by_which(rp.w);
     rp.res.resize(na);
@@ -414,9 +416,9 @@ private:
   // wanted value; a round that found new wanted values is followed by another.
   Result thick_restart()
   {
-    const int m = s_.ncv;
-    S_.assign(static_cast<std::size_t>(m) * m, 0.0);
-    auto Sij = [&](int i, int j) -> double & { return S_[i + static_cast<std::size_t>(j) * m]; };
+    m_ = s_.ncv;
+    int &m = m_; // this cycle's basis size: grows (grow_basis) when convergence is slow
+    S_.assign(static_cast<std::size_t>(cap_) * cap_, 0.0);
     auto key = [&](double value) { return badness(s_, c_.eigenvalue(value)); };
     int locked = 0;  // columns 0..locked-1: converged, final
     int start = 0;   // first column whose step is still to be taken
@@ -460,7 +462,7 @@ private:
       if (!verifying && !last_wanted) return false;
       if (e < 0) return true; // asked whether to go in chunks at all
       if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
-      const RitzPairs rp = ritz_pairs(locked, e, Sij(e - 1, e));
+      const RitzPairs rp = ritz_pairs(locked, e, S(e - 1, e));
       const std::vector<double> &w = rp.w, &res = rp.res, &err = rp.err;
       const std::vector<int> &order = rp.order;
       if (verifying) {
@@ -492,9 +494,9 @@ private:
         // The first step after a restart meets the arrow: it is orthogonalized against every kept
         // vector even without reorthogonalization.
         const bool full = !partial_active() || j == start || verifying;
-        step(j, j > start ? Sij(j - 1, j) : 0.0, full, alpha, b, exhausted);
-        Sij(j, j) = alpha;
-        if (j + 1 < m) Sij(j, j + 1) = Sij(j + 1, j) = b;
+        step(j, j > start ? S(j - 1, j) : 0.0, full, alpha, b, exhausted);
+        S(j, j) = alpha;
+        if (j + 1 < m) S(j, j + 1) = S(j + 1, j) = b;
         beta = b;
       }
       // Active block: columns locked..mc-1. Count the leading converged Ritz pairs (in the order of
@@ -586,6 +588,8 @@ private:
         if (m - nconv < 2) done = true, r.reason = Reason::Converged; // no room left for a complement
       }
 
+      if (!done && !inject && !verifying) grow_basis(newconv, err[std::min(newconv, na - 1)], mc - start, locked);
+
       // How many Ritz vectors of the active block to keep: the newly converged plus half the rest
       // (SLEPc's Krylov-Schur default), at least one, and room for one more step. A verification
       // round keeps only the converged ones and starts the complement afresh.
@@ -620,7 +624,7 @@ private:
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
       }
-      for (int i = 0; i < locked + lock; ++i) Sij(i, i) = locked_theta[i] + s_.shift;
+      for (int i = 0; i < locked + lock; ++i) S(i, i) = locked_theta[i] + s_.shift;
       if (inject) {
         if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
           r.nconv  = nconv;
@@ -644,12 +648,39 @@ private:
         }
         for (int q = lock; q < keep; ++q) {
           const int i = order[q];
-          Sij(locked + q, locked + q) = w[i];
-          Sij(locked + q, kcols) = Sij(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
+          S(locked + q, locked + q) = w[i];
+          S(locked + q, kcols) = S(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
         }
       }
       locked += lock;
       start = kcols;
+    }
+  }
+
+  // Slow convergence: the basis grows by half (up to cap_) after two cycles in a row that converged no
+  // pair and whose rate (how fast the error of the leading unconverged pair `lead` fell over the cycle's
+  // `steps` steps) puts tol more than kGrowthCycles such cycles away. A longer cycle keeps more of the
+  // Krylov space across each restart; on clustered spectra (Laplacians) the steps to convergence then
+  // fall faster than the orthogonalization per step grows. One slow cycle is not enough: convergence
+  // is superlinear, and the first cycles after a pair locks are often slow on spectra that then
+  // converge pair by pair at any basis size. Rates are only compared between cycles of the same size
+  // and the same pair.
+  void grow_basis(int newconv, double lead, int steps, int locked)
+  {
+    const bool comparable = newconv == 0 && locked == growth_locked_ && m_ == growth_m_ && growth_lead_ > 0 && lead > 0;
+    const double rate = comparable ? std::log(lead / growth_lead_) / std::max(steps, 1) : 0.0; // per step
+    growth_lead_ = newconv == 0 ? lead : 0.0;
+    growth_locked_ = locked;
+    growth_m_ = m_;
+    const double predicted = rate < 0 ? std::log(s_.tol / lead) / rate : std::numeric_limits<double>::infinity();
+    // Slow: tol far away at this rate, and the rate not picking up (a rate 25 % faster than the last
+    // cycle's is convergence turning superlinear, which a larger basis would not have sped up much).
+    const bool slow = comparable && lead > s_.tol && predicted > kGrowthCycles * steps && !(rate < 1.25 * growth_rate_);
+    slow_cycles_ = slow ? slow_cycles_ + 1 : 0;
+    growth_rate_ = comparable ? rate : 0.0;
+    if (slow_cycles_ >= 2 && m_ < cap_) {
+      m_ = std::min(cap_, m_ + std::max(1, m_ / 2));
+      slow_cycles_ = 0;
     }
   }
 
@@ -800,14 +831,20 @@ private:
     return worst;
   }
 
+  // The projected matrix, column-major with leading dimension cap_ (the largest basis a solve may grow to).
+  double &S(int i, int j) { return S_[i + static_cast<std::size_t>(j) * cap_]; }
+  double S(int i, int j) const { return S_[i + static_cast<std::size_t>(j) * cap_]; }
+
   Backend &b_;
   Settings s_;
   Callbacks c_;
   index_t n_ = 0;
+  int cap_ = 0; // thick restart: most basis columns (ncv, or ncv_max when the basis may grow)
+  int m_ = 0;   // thick restart: basis columns of the current cycle, ncv <= m_ <= cap_
   double anorm_ = 0;         // running estimate of ||A||: max ||A v_j||
   std::vector<double> h_;    // orthogonalization coefficients of the current step
   std::vector<StepRecord> records_; // what Backend::expand reports
-  std::vector<double> S_;    // projected matrix (thick restart), ncv x ncv column-major
+  std::vector<double> S_;    // projected matrix (thick restart), cap_ x cap_ column-major
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
   int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
@@ -818,6 +855,10 @@ private:
   bool partial_blocked_ = false;                // a wanted pair needs more than semi-orthogonality: full from now on
   bool restarted_full_ = false;                 // the solve started over with full reorthogonalization
   bool verify_fresh_ = false;                   // this cycle extends a fresh verification vector alone
+  double growth_lead_ = 0;                      // grow_basis: the leading unconverged error after the last cycle,
+  int growth_locked_ = -1, growth_m_ = 0;       //   the locked count and basis size it was measured with
+  double growth_rate_ = 0;                      //   the rate measured then (0: none)
+  int slow_cycles_ = 0;                         //   and how many cycles in a row were slow
 };
 
 } // namespace

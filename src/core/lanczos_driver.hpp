@@ -39,6 +39,10 @@ struct Settings {
   double shift = 0.0;  ///< the operator is A - shift I: reported eigenvalues are theta(A) - shift
   int nev = 1;         ///< wanted eigenpairs
   int ncv = 0;         ///< basis size (thick restart), or the most Lanczos steps (thesis)
+  /// Thick restart: the basis may grow from ncv up to this many columns (at most the problem size) when
+  /// a cycle converges nothing and its rate predicts many more such cycles (docs/algorithm.md); at or
+  /// below ncv the basis stays at ncv. basis_columns_needed() allocates for it.
+  int ncv_max = 0;
   double tol = 1e-8;   ///< convergence tolerance on the error returned by Callbacks::error
   int max_it = 100;    ///< restarts (thick restart) or Lanczos steps (thesis)
   std::uint64_t seed = 0x5eedULL; ///< random start and breakdown vectors
@@ -83,6 +87,7 @@ struct Result {
   double orthogonality = 0.0;      ///< max |V^T V - I| over the returned vectors
   long full_reorthogonalizations = 0; ///< steps that orthogonalized against the whole basis
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
+  int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz

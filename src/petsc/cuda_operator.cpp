@@ -220,6 +220,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
     ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
   }
   ctx->backend_name = "cuda";
+  ctx->device_used  = device;
   PetscCallCXX(ctx->device_desc = std::to_string(device) + " " + cudalanczos::cuda::device_description(device) +
                                   (shared ? " (shared by several ranks)" : ""));
   PetscFunctionReturn(0);
@@ -227,6 +228,30 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   PetscFunctionBegin;
   SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP_SYS, "libslepccudalanczos was built without CUDA");
 #endif
+}
+
+PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s)
+{
+  PetscFunctionBegin;
+  if (s->ncv_max <= s->ncv) PetscFunctionReturn(0);
+  PetscInt limit = s->ncv_max;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  if (on_device && eps->nloc > 0 && ctx->device_used >= 0) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    PetscCallCXX(cudalanczos::cuda::device_memory(ctx->device_used, &free_bytes, &total_bytes));
+    // A cached backend's basis is released before the new one is allocated: count it as free.
+    if (ctx->backend_cache) free_bytes += static_cast<std::size_t>(ctx->backend_cache->basis_columns()) * eps->nloc * sizeof(double);
+    const double columns = 0.5 * static_cast<double>(free_bytes) / (sizeof(double) * static_cast<double>(eps->nloc)) - 3;
+    limit = PetscMin(limit, (PetscInt)PetscMax(0.0, PetscMin(columns, 1e9)));
+  }
+#else
+  (void)on_device;
+#endif
+  // Every rank must take the same growth decisions (the steps per cycle fix the reductions).
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &limit, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
+  s->ncv_max = (int)PetscMax((PetscInt)s->ncv, limit);
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)

@@ -93,7 +93,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = eps->ncv;
   } else {
-    // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported).
+    // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported). An ncv this EPS chose
+    // at an earlier set-up counts as chosen again: the basis may grow from it (EPSCUDALanczosSetNcvMax).
+    const bool chosen = (eps->ncv == PETSC_DEFAULT && eps->mpd == PETSC_DEFAULT) || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen);
+    if (chosen) eps->ncv = PETSC_DEFAULT;
     if (eps->ncv != PETSC_DEFAULT) {
       PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == eps->n), PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
@@ -109,6 +112,9 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
+    ctx->ncv_chosen = chosen ? eps->ncv : 0;
+    if (ctx->ncv_max != PETSC_DEFAULT) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
+    else ctx->ncv_limit = chosen ? PetscMin(eps->n, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
   }
   PetscCheck(eps->nev <= eps->n, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
              "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);
@@ -246,6 +252,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.shift               = ctx->shift;
   s.nev                 = (int)eps->nev;
   s.ncv                 = (int)eps->ncv;
+  s.ncv_max             = (int)ctx->ncv_limit;
   s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
@@ -284,6 +291,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     return cberr != 0 || reason != EPS_CONVERGED_ITERATING;
   };
 
+  PetscCall(EPSCUDALanczosLimitBasis(eps, backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &s));
   PetscCallCXX(backend->resize_basis(basis_columns_needed(s)));
   if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
     const PetscScalar *x;
@@ -339,6 +347,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->orthogonality = result.orthogonality;
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->certificates  = result.certificates;
+  ctx->ncv_used      = result.ncv_used;
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
@@ -378,6 +387,9 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
   PetscCall(PetscOptionsBool("-eps_cudalanczos_check_symmetry", "Probe the operator for symmetry before solving",
                              "EPSCUDALanczosSetCheckSymmetry", ctx->check_symmetry, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, b));
+  PetscCall(PetscOptionsInt("-eps_cudalanczos_ncv_max", "Largest basis the thick-restart variant may grow to when convergence is slow",
+                            "EPSCUDALanczosSetNcvMax", ctx->ncv_max, &i, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetNcvMax(eps, i));
   PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
                              "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
@@ -397,6 +409,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
+  if (!thesis && ctx->ncv_limit > eps->ncv)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  basis may grow from ncv %" PetscInt_FMT " to %" PetscInt_FMT " columns when convergence is slow\n", eps->ncv, ctx->ncv_limit));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
                                    EPSCUDALanczosKernelsTypes[ctx->kernels]));
   if (ctx->solved) {
@@ -406,6 +420,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+    if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis at the end of the last solve: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->verify)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
   }
@@ -446,6 +461,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVerify_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", nullptr));
   PetscFunctionReturn(0);
 }
@@ -472,6 +489,7 @@ CUDALANCZOS_ACCESSORS(Kernels, EPSCUDALanczosKernels, kernels)
 CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
 CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
 CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
+CUDALANCZOS_ACCESSORS(NcvMax, PetscInt, ncv_max)
 #undef CUDALANCZOS_ACCESSORS
 
 PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **name)
@@ -517,6 +535,8 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetCheckSymmetry_C", EPSCUDALanczosGetCheckSymmetry_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVerify_C", EPSCUDALanczosSetVerify_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", EPSCUDALanczosGetVerify_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", EPSCUDALanczosSetNcvMax_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", EPSCUDALanczosGetNcvMax_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", EPSCUDALanczosGetBackendInUse_CUDALanczos));
   PetscFunctionReturn(0);
 }

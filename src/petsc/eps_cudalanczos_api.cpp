@@ -387,6 +387,67 @@ PetscErrorCode EPSCUDALanczosGetVerify(EPS eps, PetscBool *value)
   PetscFunctionReturn(0);
 }
 
+/*@
+   EPSCUDALanczosSetNcvMax - Sets the largest basis the thick-restart variant may grow to when
+   convergence is slow.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the most basis columns, or PETSC_DEFAULT
+
+   Options Database Key:
+.  -eps_cudalanczos_ncv_max <int> - Sets the limit
+
+   Notes:
+   The basis starts at ncv columns (EPSSetDimensions()). After two cycles in a row that converged no
+   eigenpair and whose rate puts the tolerance more than ten such cycles away, it grows by half, up to
+   this limit. A longer cycle keeps more of the Krylov space across each restart: on clustered spectra
+   (Laplacians, graphs with many similar eigenvalues) it can cut the operator applications severalfold,
+   while spectra that converge pair by pair never grow. With PETSC_DEFAULT the limit is
+   max(2 ncv, ncv + 32) when ncv was left to the solver, and ncv (no growth) when the user gave ncv or
+   mpd; on the GPU it is further kept to half of the device memory free at the solve. A value at or
+   below ncv fixes the basis at ncv. The memory for the limit is allocated at the start of the solve.
+   -eps_view reports the basis size the last solve ended with.
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosGetNcvMax(), EPSSetDimensions()
+@*/
+PetscErrorCode EPSCUDALanczosSetNcvMax(EPS eps, PetscInt value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(eps, value, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetNcvMax_C", (EPS, PetscInt), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetNcvMax - Gets the largest basis the thick-restart variant may grow to.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the value set (PETSC_DEFAULT unless set)
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosSetNcvMax()
+@*/
+PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidIntPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetNcvMax_C", (EPS, PetscInt *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
 /*@C
    EPSCUDALanczosGetBackendInUse - Gets the name of the backend the last EPSSolve() ran on ("host", "cuda"),
    or "none" before the first solve.

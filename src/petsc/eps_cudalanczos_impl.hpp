@@ -4,6 +4,7 @@
 #include <slepccudalanczos.h>
 
 #include "core/backend.hpp"
+#include "core/lanczos_driver.hpp"
 
 #include <memory>
 #include <string>
@@ -26,6 +27,10 @@ struct EPS_CUDALANCZOS {
   PetscInt               device         = -1; // < 0: node-local rank modulo the device count
   PetscBool              check_symmetry = PETSC_FALSE;
   PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
+  PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
+
+  // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
+  PetscInt ncv_chosen = 0, ncv_limit = 0;
 
   // the matrix on the device, rebuilt only when the Mat or its object state changes
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
@@ -42,8 +47,10 @@ struct EPS_CUDALANCZOS {
   double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
+  int         device_used = -1; // the CUDA device of the last solve
   long        matvecs = 0, reductions = 0, full_passes = 0;
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
+  int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         breakdowns = 0;
   double      orthogonality = 0;
 };
@@ -54,6 +61,9 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
 /// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend);
+/// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
+/// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
+PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,

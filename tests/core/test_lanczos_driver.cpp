@@ -326,6 +326,7 @@ struct Case {
     std::ostringstream os;
     os << "case seed " << seed << ": n " << n << ", " << spectrum_name(spectrum) << " x " << scale << ", which "
        << which_name(settings.which) << ", nev " << settings.nev << ", ncv " << settings.ncv;
+    if (settings.ncv_max > settings.ncv) os << " (up to " << settings.ncv_max << ")";
     if (settings.which == Which::TargetMagnitude) os << ", target " << settings.target;
     return os.str();
   }
@@ -375,6 +376,8 @@ Case make_case(int index, bool build = true)
   c.settings.seed = rng.gen();
   c.matrix_seed = rng.gen();
   if (interior) c.settings.ncv = std::min(c.n, std::max(4 * nev, nev + 60));
+  // Every other case may grow its basis as the PETSc layer's default allows (grow_basis).
+  if (index % 2 == 1) c.settings.ncv_max = std::min(c.n, std::max(2 * c.settings.ncv, c.settings.ncv + 32));
   if (!build) return c;
 
   Rng mrng(c.matrix_seed);
@@ -858,6 +861,70 @@ int copies_of(const Result &r, double x)
   int copies = 0;
   for (int i = 0; i < r.nconv; ++i) copies += std::abs(r.eigenvalues[i] - x) < 1e-9;
   return copies;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Basis growth (Settings::ncv_max).
+
+/// The 1-D Laplacian tridiag(-1, 2, -1): eigenvalues 2 - 2 cos(k pi / (n + 1)), crowded at both ends.
+Dense laplacian_1d(int n)
+{
+  Dense A(n);
+  for (int i = 0; i < n; ++i) {
+    A(i, i) = 2;
+    if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
+  }
+  return A;
+}
+
+TEST(Growth, ClusteredEndGrowsTheBasisAndNeedsFewerProducts)
+{
+  const Dense A = laplacian_1d(600);
+  for (int nev : {1, 4}) {
+    SCOPED_TRACE("nev " + std::to_string(nev));
+    Settings fixed = default_settings(A.n, nev, Which::LargestAlgebraic);
+    fixed.max_it = 20000;
+    Settings grow = fixed;
+    grow.ncv_max = std::max(2 * fixed.ncv, fixed.ncv + 32);
+    const Solved a = run_solver(A, fixed), b = run_solver(A, grow);
+    check_solution(A, fixed, a);
+    check_solution(A, grow, b);
+    EXPECT_EQ(a.result.ncv_used, fixed.ncv);
+    EXPECT_GT(b.result.ncv_used, fixed.ncv);
+    EXPECT_LE(b.result.ncv_used, grow.ncv_max);
+    EXPECT_LT(b.result.matvecs, 0.75 * a.result.matvecs) << "fixed " << a.result.matvecs << ", growing " << b.result.matvecs;
+  }
+}
+
+TEST(Growth, NoGrowthWherePairsConvergeQuickly)
+{
+  // Geometrically spaced eigenvalues: each cycle converges pairs, the basis stays at ncv.
+  Rng rng(77);
+  const int n = 300;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = std::pow(0.9, i);
+  const Dense A = planted(rng, d);
+  Settings s = default_settings(n, 8, Which::LargestAlgebraic);
+  s.ncv_max = s.ncv + 32;
+  const Solved sol = run_solver(A, s);
+  check_solution(A, s, sol);
+  EXPECT_EQ(sol.result.ncv_used, s.ncv);
+}
+
+TEST(Growth, LimitBeyondTheProblemSizeStopsAtIt)
+{
+  // ncv_max far above n: the basis grows at most to n, and a basis of n columns ends exact.
+  const Dense A = laplacian_1d(90);
+  Settings s = default_settings(A.n, 2, Which::SmallestAlgebraic);
+  s.ncv_max = 10 * A.n;
+  s.max_it = 20000;
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(A.n + 3);
+  const Result r = solve(b, s, {});
+  EXPECT_EQ(r.reason, Reason::Converged);
+  EXPECT_GT(r.ncv_used, s.ncv);
+  EXPECT_LE(r.ncv_used, A.n);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(r.eigenvalues[i], 2 - 2 * std::cos((i + 1) * M_PI / (A.n + 1)), 1e-8 * r.eigenvalues[i]);
 }
 
 TEST(Verify, CertificateEndsTheRoundAtAnIsolatedEnd)

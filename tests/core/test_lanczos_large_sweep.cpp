@@ -222,6 +222,7 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   Settings s;
   s.nev = spec.nev;
   s.ncv = std::min(n, std::max(2 * spec.nev, spec.nev + 15)); // SLEPc's default
+  s.ncv_max = std::min(n, std::max(2 * s.ncv, s.ncv + 32));   // the growth the PETSc layer then allows
   s.which = spec.which;
   s.tol = kTol;
   s.max_it = 5000;

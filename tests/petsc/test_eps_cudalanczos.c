@@ -298,6 +298,44 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
+  /* Basis growth: the 1-D Laplacian's largest eigenvalue converges slowly at the default ncv 16, so the
+     basis grows (up to max(2 ncv, ncv + 32) = 48) and -eps_view says how far; an ncv given by the user,
+     or EPSCUDALanczosSetNcvMax at ncv, keeps it fixed. */
+  for (int mode = 0; mode < 3; ++mode) {
+    Mat       A;
+    EPS       eps;
+    PetscBool found, grows;
+    PetscInt  nconv, n = 600, limit = -1;
+    PetscReal eig;
+    int       used = 0;
+    char      text[256], detail[256];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
+    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(EPSSetProblemType(eps, EPS_HEP));
+    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+    PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
+    if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DEFAULT));
+    if (mode == 2) PetscCall(EPSCUDALanczosSetNcvMax(eps, 16));
+    PetscCall(EPSCUDALanczosGetNcvMax(eps, &limit));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSGetConverged(eps, &nconv));
+    eig = 0;
+    if (nconv > 0) PetscCall(EPSGetEigenvalue(eps, 0, &eig, NULL));
+    PetscCall(ViewLine(eps, "basis may grow from ncv 16 to 48", NULL, 0, &grows));
+    PetscCall(ViewLine(eps, "basis at the end of the last solve: ", text, sizeof(text), &found));
+    if (found) sscanf(text, "basis at the end of the last solve: %d", &used);
+    const PetscReal exact = 2 - 2 * PetscCosReal(PETSC_PI * n / (n + 1));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", eig %.12g (exact %.12g), growth line %s, ended at %d columns, limit %" PetscInt_FMT,
+                            nconv, (double)eig, (double)exact, grows ? "printed" : "absent", used, limit));
+    const PetscBool right = (PetscBool)(nconv >= 1 && PetscAbsReal(eig - exact) <= 1e-7 * exact);
+    if (mode == 0) PetscCall(Check((PetscBool)(right && grows && found && used > 16 && used <= 48 && limit == PETSC_DEFAULT), "default ncv: the basis grows on a clustered end, -eps_view says how far", detail));
+    else PetscCall(Check((PetscBool)(right && !grows && !found && limit == (mode == 2 ? 16 : PETSC_DEFAULT)), mode == 1 ? "ncv given: the basis stays at ncv" : "EPSCUDALanczosSetNcvMax(ncv): the basis stays at ncv", detail));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
+
   /* Bad input: a PETSc error, never a crash or a wrong answer. */
   PetscCall(ExpectError("NHEP is refused", LAPLACIAN_1D, 30, EPS_NHEP, 1, PETSC_DEFAULT, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
   PetscCall(ExpectError("ncv < nev+1 is refused", LAPLACIAN_1D, 30, EPS_HEP, 5, 5, EPS_LARGEST_REAL, EPS_CUDALANCZOS_THICK_RESTART, NULL));
