@@ -114,7 +114,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     if (ctx->ncv_max != PETSC_DEFAULT) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
-    else ctx->ncv_limit = chosen ? PetscMin(eps->n, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
+    // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
+    // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
+    // returned pairs by their Rayleigh quotients, so more converged pairs there change what is reported.
+    else ctx->ncv_limit = chosen && isshift ? PetscMin(eps->n, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
   }
   PetscCheck(eps->nev <= eps->n, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
              "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);

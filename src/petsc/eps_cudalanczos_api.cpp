@@ -406,8 +406,8 @@ PetscErrorCode EPSCUDALanczosGetVerify(EPS eps, PetscBool *value)
    this limit. A longer cycle keeps more of the Krylov space across each restart: on clustered spectra
    (Laplacians, graphs with many similar eigenvalues) it can cut the operator applications severalfold,
    while spectra that converge pair by pair never grow. With PETSC_DEFAULT the limit is
-   max(2 ncv, ncv + 32) when ncv was left to the solver, and ncv (no growth) when the user gave ncv or
-   mpd; on the GPU it is further kept to half of the device memory free at the solve. A value at or
+   max(2 ncv, ncv + 32) when ncv was left to the solver and the ST is STSHIFT, and ncv (no growth)
+   when the user gave ncv or mpd or another ST; on the GPU it is further kept to half of the device memory free at the solve. A value at or
    below ncv fixes the basis at ncv. The memory for the limit is allocated at the start of the solve.
    -eps_view reports the basis size the last solve ended with.
 
