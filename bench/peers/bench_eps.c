@@ -290,8 +290,9 @@ static PetscErrorCode ResidualSLEPc(EPS eps, PetscInt k, PetscReal *maxres)
   PetscFunctionReturn(0);
 }
 
-/* cudalanczos: its -eps_view lines (the operator applications of the last solve, backend, operator). */
-static PetscErrorCode ViewOurs(EPS eps, long *matvecs, char *backend, size_t nb, char *op, size_t no)
+/* cudalanczos: its -eps_view lines (the operator applications of the last solve, the basis size it ended
+   with when the basis may grow, backend, operator). */
+static PetscErrorCode ViewOurs(EPS eps, long *matvecs, int *ncv_end, char *backend, size_t nb, char *op, size_t no)
 {
   PetscViewer v;
   char        path[PETSC_MAX_PATH_LEN], line[1024];
@@ -300,6 +301,7 @@ static PetscErrorCode ViewOurs(EPS eps, long *matvecs, char *backend, size_t nb,
 
   PetscFunctionBeginUser;
   *matvecs   = -1;
+  *ncv_end   = -1;
   backend[0] = op[0] = 0;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(PetscSNPrintf(path, sizeof(path), "%s/bench_eps_view_%d.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid()));
@@ -311,7 +313,8 @@ static PetscErrorCode ViewOurs(EPS eps, long *matvecs, char *backend, size_t nb,
     while (fgets(line, sizeof(line), f)) {
       char *p;
       line[strcspn(line, "\r\n")] = 0;
-      if ((p = strstr(line, "last solve: "))) sscanf(p + 12, "%ld", matvecs);
+      if ((p = strstr(line, "last solve: ")) && strstr(line, " operator applications")) sscanf(p + 12, "%ld", matvecs);
+      else if ((p = strstr(line, "basis size when the last solve ended: "))) sscanf(p + 38, "%d", ncv_end);
       else if ((p = strstr(line, "backend used: "))) PetscCall(PetscStrncpy(backend, p + 14, nb));
       else if ((p = strstr(line, "  operator: "))) PetscCall(PetscStrncpy(op, p + 12, no));
     }
@@ -436,6 +439,7 @@ int main(int argc, char **argv)
     PetscReal          tolx, maxres = -1, maxres2 = -1;
     PetscLogDouble     t0, t1, w0 = 0, w1 = 0, it0 = 0, it1 = 0, vt0 = 0, vt1 = 0, dummy;
     long               mm0 = 0, mm1 = 0, matvecs = -1, c0;
+    int                ncv_end = -1;
     EPSConvergedReason reason;
     char               backend[256] = "", opdesc[256] = "", status[64], eigs[MAXK * 26 + 8] = "[", nb1[32], nb2[32], nb3[32], nb4[32];
     size_t             peak_used;
@@ -487,7 +491,7 @@ int main(int argc, char **argv)
     if (ours) {
       PetscCall(EventInfo("CUDALancIterate", &it1, &c0));
       PetscCall(EventInfo("CUDALancVectors", &vt1, &c0));
-      PetscCall(ViewOurs(eps, &matvecs, backend, sizeof(backend), opdesc, sizeof(opdesc)));
+      PetscCall(ViewOurs(eps, &matvecs, &ncv_end, backend, sizeof(backend), opdesc, sizeof(opdesc)));
     } else matvecs = mm1 - mm0;
     PetscCall(EPSGetConverged(eps, &nconv));
     PetscCall(EPSGetIterationNumber(eps, &its));
@@ -518,6 +522,7 @@ int main(int argc, char **argv)
                           type, cas, n, nnz, (int)size, k, which, Num(nb2, sizeof(nb2), (double)tolx, "%.3e"), status, EPSConvergedReasons[reason],
                           Num(nb3, sizeof(nb3), (double)(t1 - t0), "%.6f"), its, matvecs, nconv,
                           ncv, maxres < 0 ? "null" : Num(nb1, sizeof(nb1), (double)maxres, "%.3e")));
+    if (ncv_end > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"ncv_end\":%d", ncv_end));
     if (check && size == 1 && maxres2 >= 0)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"max_rel_res_slepc\":%s", Num(nb2, sizeof(nb2), (double)maxres2, "%.3e")));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"eigs\":%s,\"asum\":%s,\"warmup\":\"%s\",\"warmup_s\":%s,\"setup_s\":%s,\"cap_s\":%s", eigs,

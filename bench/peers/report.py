@@ -202,8 +202,8 @@ def main():
     L.append("")
     L.append("## Details")
     L.append("")
-    L.append("| matrix | which | k | cudalanczos: iterate / vectors (s) | cudalanczos, verify off: time / matvecs (res.) | krylovschur its / matvecs | CuPy eigsh its / matvecs / tol | floor: steps / one matvec (ms) / status |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    L.append("| matrix | which | k | cudalanczos: iterate / vectors (s) | ncv (grown to) | cudalanczos, verify off: time / matvecs (res.) | krylovschur its / matvecs | CuPy eigsh its / matvecs / tol | floor: steps / one matvec (ms) / status |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for c, w, k, ours, peers, fl in plot_rows:
         ks_ = peers["krylovschur"]
         cu = peers["cupy_eigsh"]
@@ -213,7 +213,9 @@ def main():
         flcell = (f"{fl.get('steps')} / {fl.get('matvec_ms', float('nan')):.4g} / {fl.get('status')}" if fl and fl.get("steps") is not None else short_status(fl))
         nv = get(c, w, k, "cudalanczos_noverify")
         nvcell = f"{fmt_t(nv['time_s'])} / {nv.get('matvecs')} ({fmt_e(nv.get('max_rel_res'))})" if ok(nv) else ("—" if nv is None else short_status(nv))
-        L.append(f"| {TITLE.get(c, c)} | {w} | {k} | {ours_split} | {nvcell} | {kscell} | {cucell} | {flcell} |")
+        ncvcell = (f"{ours.get('ncv')}" + (f" ({ours['ncv_end']})" if ours.get("ncv_end") and ours.get("ncv_end") != ours.get("ncv") else "")
+                   if ok(ours) and ours.get("ncv") is not None else "—")
+        L.append(f"| {TITLE.get(c, c)} | {w} | {k} | {ours_split} | {ncvcell} | {nvcell} | {kscell} | {cucell} | {flcell} |")
     L.append("")
     L.append(f"![solve times]({prefix}-time.png)")
     L.append("")

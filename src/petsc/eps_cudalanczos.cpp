@@ -95,8 +95,9 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   } else {
     // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported). An ncv this EPS chose
     // at an earlier set-up counts as chosen again: the basis may grow from it (EPSCUDALanczosSetNcvMax).
-    const bool chosen = (eps->ncv == PETSC_DEFAULT && eps->mpd == PETSC_DEFAULT) || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen);
-    if (chosen) eps->ncv = PETSC_DEFAULT;
+    const bool chosen = (eps->ncv == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen)) &&
+                        (eps->mpd == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->mpd == ctx->mpd_chosen));
+    if (chosen) eps->ncv = eps->mpd = PETSC_DEFAULT;
     if (eps->ncv != PETSC_DEFAULT) {
       PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == eps->n), PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
@@ -113,6 +114,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
+    ctx->mpd_chosen = chosen ? eps->mpd : 0;
     if (ctx->ncv_max != PETSC_DEFAULT) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
     // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
@@ -423,7 +425,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
-    if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis at the end of the last solve: %d columns\n", ctx->ncv_used));
+    if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->verify)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
   }

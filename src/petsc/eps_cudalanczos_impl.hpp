@@ -30,7 +30,7 @@ struct EPS_CUDALANCZOS {
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
 
   // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
-  PetscInt ncv_chosen = 0, ncv_limit = 0;
+  PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
 
   // the matrix on the device, rebuilt only when the Mat or its object state changes
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
