@@ -249,7 +249,18 @@ public:
     if (m < 0 || m > k || ldq < k) throw Error("CudaBackend::rotate: need m <= k <= ldq");
     if (k > 0) check_column(k - 1);
     ScopedDevice guard(device_);
-    if (m == 0 || n_ == 0) return;
+    // Leading columns of Q that are unit vectors e_i with nothing else in their rows keep V's columns as
+    // they are: the driver's restarts pass the locked columns that way. Only the rest is multiplied,
+    // which saves reading and rewriting every locked column at every restart.
+    int p = 0;
+    for (bool unit = true; unit && p < m; p += unit) {
+      for (int i = 0; i < k && unit; ++i) unit = Q[i + static_cast<std::size_t>(p) * ldq] == (i == p ? 1.0 : 0.0);
+      for (int j = p + 1; j < m && unit; ++j) unit = Q[p + static_cast<std::size_t>(j) * ldq] == 0.0;
+    }
+    if (m == p || n_ == 0) return;
+    Q += p + static_cast<std::size_t>(p) * ldq;
+    k -= p, m -= p;
+    double *const V = basis_.data() + static_cast<std::size_t>(p) * ldv_;
     // Q (k x m) to the device, packed with leading dimension k. Rotations are rare (one per restart),
     // so waiting for the copy is cheaper than a staging buffer of ncols^2 pinned doubles.
     CUDALANCZOS_CHECK(cudaMemcpy2DAsync(q_.data(), k * sizeof(double), Q, ldq * sizeof(double), k * sizeof(double), m,
@@ -262,9 +273,9 @@ public:
     const double one = 1.0, zero = 0.0;
     for (index_t r = 0; r < n_; r += rotate_rows_) {
       const index_t rb = std::min(rotate_rows_, n_ - r);
-      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, m, k, &one, basis_.data() + r, ldv_,
-                                       q_.data(), k, &zero, rotate_ws_.data(), rb));
-      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(basis_.data() + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
+      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, m, k, &one, V + r, ldv_, q_.data(), k,
+                                       &zero, rotate_ws_.data(), rb));
+      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
                                           rb * sizeof(double), m, cudaMemcpyDeviceToDevice, stream_.get()));
     }
   }

@@ -245,6 +245,32 @@ TEST_P(CudaBackendOps, RotateIsEquivalentToRef)
   for (int j = k; j < kColumns; ++j) expect_column(j); // outside V[:, 0:k]: untouched
 }
 
+TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
+{
+  // Q = [I_2 0; 0 R], as a restart with two locked columns passes it: the backend skips the identity
+  // part; the result must still be V Q. And a Q whose unit first column has a nonzero elsewhere in its
+  // row (not a locked column) must not be skipped.
+  const int k = 7, m = 5, ldq = 7;
+  for (bool pure : {true, false}) {
+    SCOPED_TRACE(pure ? "identity on 0..1" : "e_0 first, but row 0 used later");
+    const auto c = columns(*host_);
+    std::vector<double> Q = random_vector(ldq * m, 8200);
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < k; ++i) Q[i + j * ldq] = i == j ? 1.0 : 0.0;
+    for (int j = 2; j < m; ++j) Q[0 + j * ldq] = Q[1 + j * ldq] = 0.0;
+    if (!pure) Q[0 + 3 * ldq] = 0.5;
+    host_->rotate(k, m, Q.data(), ldq);
+    cuda_->rotate(k, m, Q.data(), ldq);
+    for (int j = 0; j < m; ++j) {
+      std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
+      for (index_t i = 0; i < n_; ++i)
+        for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+      expect_column(j, tol);
+    }
+    for (int j = k; j < kColumns; ++j) expect_column(j);
+  }
+}
+
 TEST_P(CudaBackendOps, BadArgumentsThrowLikeRef)
 {
   double out[2];
