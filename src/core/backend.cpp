@@ -8,7 +8,8 @@
 namespace cudalanczos {
 
 // The reference for every override (tests/cuda: ExpandIsEquivalentToRef): each scalar goes through a
-// project/subtract reduction, so this runs on any number of ranks.
+// project/subtract reduction, so this runs on any number of ranks: three reductions a step, five when
+// DGKS repeats the full pass.
 void Backend::expand(int first, int last, double anorm, StepRecord *records)
 {
   constexpr double eps = std::numeric_limits<double>::epsilon();
@@ -21,7 +22,7 @@ void Backend::expand(int first, int last, double anorm, StepRecord *records)
     const int lo = std::max(0, j - 1), kl = j - lo + 1;
     project(lo, kl, w, g.data());
     r.norm_before = g[kl];
-    subtract(lo, kl, g.data(), w);
+    update(lo, kl, g.data(), w); // ||w||^2 after it comes with the full pass's projection
     // Full reorthogonalization; DGKS compares with ||w|| before this pass.
     h.assign(k + 1, 0.0);
     project(0, k, w, h.data());

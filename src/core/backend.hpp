@@ -8,6 +8,7 @@
 //   apply_operator  w = A v
 //   project         h = V[:, first:first+k]^T w  and  w^T w           (one pass, one reduction)
 //   subtract        w -= V[:, first:first+k] h,  returns w^T w         (one pass, one reduction)
+//   update          w -= V[:, first:first+k] h                         (one pass, no reduction)
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
 //                   inner loop); a GPU backend keeps their scalars on the device and waits once
 //
@@ -89,6 +90,10 @@ public:
   /// v_col -= sum_{i<k} coef[i] v_{first+i}; returns v_col . v_col afterwards, globally reduced.
   /// The columns first..first+k-1 must not include col.
   virtual double subtract(int first, int k, const double *coef, int col) = 0;
+
+  /// v_col -= sum_{i<k} coef[i] v_{first+i}, without the norm: no reduction, no wait for the device.
+  /// The default calls subtract() and drops the norm.
+  virtual void update(int first, int k, const double *coef, int col) { subtract(first, k, coef, col); }
 
   /// v_col *= alpha.
   virtual void scale(int col, double alpha) = 0;

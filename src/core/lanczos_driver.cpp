@@ -294,7 +294,7 @@ private:
       int next = stop;
       for (int jj = j; jj < stop; ++jj) {
         const StepRecord &rec = records_[static_cast<std::size_t>(jj - j)];
-        reductions_ += rec.second_pass ? 6 : 4; // window project + subtract, full pass, its repeat
+        reductions_ += rec.second_pass ? 5 : 3; // the window's projection, the full pass, its repeat
         check_finite(rec.norm_before, "||A v||");
         check_finite(rec.alpha, "alpha");
         check_finite(rec.beta, "beta");

@@ -209,6 +209,26 @@ public:
     return s;
   }
 
+  void update(int first, int k, const double *coef, int c) override
+  {
+    check_column(c);
+    check_range(first, k);
+    if (k > 0 && c >= first && c < first + k)
+      throw Error("CudaBackend::update: column " + std::to_string(c) + " is among the columns subtracted");
+    ScopedDevice guard(device_);
+    if (n_ == 0 || k == 0) return;
+    stage_coefficients(coef, k);
+    if (flavor_ == KernelFlavor::Custom) {
+      // the fused kernel also forms w.w; left on the device, unread (no wait, no reduction)
+      kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
+                              stream_.get());
+    } else {
+      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1,
+                                       one(), col(c), 1));
+    }
+  }
+
   void scale(int c, double alpha) override
   {
     check_column(c);

@@ -69,7 +69,7 @@ void HostBackend::project(int first, int k, int col, double *out)
   reduce_(out, k + 1);
 }
 
-double HostBackend::subtract(int first, int k, const double *coef, int col)
+void HostBackend::update(int first, int k, const double *coef, int col)
 {
   check_column(col);
   if (k > 0) check_column(first), check_column(first + k - 1);
@@ -78,6 +78,12 @@ double HostBackend::subtract(int first, int k, const double *coef, int col)
     const double *v = column(first + i);
     for (index_t r = 0; r < n_; ++r) w[r] -= coef[i] * v[r];
   }
+}
+
+double HostBackend::subtract(int first, int k, const double *coef, int col)
+{
+  update(first, k, coef, col);
+  const double *w = column(col);
   double s = 0;
   for (index_t r = 0; r < n_; ++r) s += w[r] * w[r];
   reduce_(&s, 1);

@@ -31,6 +31,7 @@ public:
   void apply_operator(int src, int dst) override;
   void project(int first, int k, int col, double *out) override;
   double subtract(int first, int k, const double *coef, int col) override;
+  void update(int first, int k, const double *coef, int col) override;
   void scale(int col, double alpha) override;
   void combine(int first, int k, const double *coef, int dst) override;
   void rotate(int k, int m, const double *Q, int ldq) override;

@@ -188,6 +188,26 @@ TEST_P(CudaBackendOps, SubtractIsEquivalentToRef)
   EXPECT_EQ(host_log_, cuda_log_);
 }
 
+TEST_P(CudaBackendOps, UpdateIsEquivalentToRef)
+{
+  // subtract without the norm: the same column, and no reduction on either backend.
+  const auto c = columns(*host_);
+  const std::vector<double> coef{0.5, -0.25, 1.75};
+  const auto before_host = host_log_, before_cuda = cuda_log_;
+  host_->update(1, 3, coef.data(), 6);
+  cuda_->update(1, 3, coef.data(), 6);
+  EXPECT_EQ(host_log_, before_host);
+  EXPECT_EQ(cuda_log_, before_cuda);
+  std::vector<double> tol(static_cast<std::size_t>(n_));
+  for (index_t i = 0; i < n_; ++i) {
+    double s = std::abs(c[6][i]);
+    for (int j = 0; j < 3; ++j) s += std::abs(coef[j] * c[1 + j][i]);
+    tol[i] = 2 * 4 * eps * s;
+  }
+  expect_column(6, tol);
+  EXPECT_THROW(cuda_->update(0, 3, coef.data(), 1), Error); // col among the subtracted columns
+}
+
 TEST_P(CudaBackendOps, PlantedBreakdownSubtractIsEquivalentToRef)
 {
   // beta = 0 planted: column 8 is a copy of column 2, so w - 1 * v_2 is exactly zero on both.

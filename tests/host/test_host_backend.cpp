@@ -133,6 +133,19 @@ TEST(HostBackend, Subtract)
   EXPECT_EQ(column(b, 0), (Vec{1, 1.5, 3, 3.5}));
 }
 
+TEST(HostBackend, UpdateSubtractsWithoutAReduction)
+{
+  int reductions = 0;
+  HostBackend b = make(4, [&reductions](double *, int) { ++reductions; });
+  fill(b);
+  const double coef[2] = {1, 2};
+  b.update(0, 2, coef, 2); // as in Subtract: [0 -3 -2 -5]
+  EXPECT_EQ(column(b, 2), (Vec{0, -3, -2, -5}));
+  EXPECT_EQ(reductions, 0);
+  b.subtract(0, 0, nullptr, 2);
+  EXPECT_EQ(reductions, 1);
+}
+
 TEST(HostBackend, SubtractToExactZeroReturnsZero)
 {
   // The planted beta = 0 of a Lanczos step: w = 3 v0 exactly (binary fractions), w -= 3 v0 is exactly
