@@ -4,6 +4,7 @@
 // over several calls must not change a bit.
 #include "core/backend.hpp"
 #include "host/host_backend.hpp"
+#include "restart_arrow.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -134,30 +135,9 @@ TEST(BackendExpand, ArrowStepRepeatsTheFullPass)
   HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
   const int m = 7;
   b.resize_basis(m + 1);
-  // Column c orthogonalized against columns first..first+k-1 (two passes) and normalized.
-  auto orthonormalize = [&b](int c, int first, int k) {
-    Vec h(k + 1);
-    for (int pass = 0; pass < 2 && k > 0; ++pass) {
-      b.project(first, k, c, h.data());
-      b.subtract(first, k, h.data(), c);
-    }
-    double nrm2 = 0;
-    b.project(c, 0, c, &nrm2);
-    b.scale(c, 1 / std::sqrt(nrm2));
-  };
-  b.set_random(1, 101);
-  orthonormalize(1, 1, 0);
-  b.set_random(2, 102);
-  orthonormalize(2, 1, 1);
-  b.apply_operator(2, 4);
-  orthonormalize(4, 1, 2); // u: the direction of A v_2 outside span(v_1, v_2)
-  b.set_random(5, 103);
-  orthonormalize(5, 1, 2);
-  const double coef[2] = {1.0, 0.2}; // v_0 mostly u: a fifth of a random direction keeps w out of the span
-  b.combine(4, 2, coef, 0);
-  orthonormalize(0, 1, 2);
-  std::vector<StepRecord> rec(m - 2);
-  b.expand(2, m, 1.0, rec.data());
+  const int first = cudalanczos::testing::plant_restart_arrow(b);
+  std::vector<StepRecord> rec(m - first);
+  b.expand(first, m, 1.0, rec.data());
   EXPECT_TRUE(rec[0].second_pass);
   EXPECT_FALSE(rec[0].breakdown);
   expect_orthonormal(b, A.n, m, 1e-13);

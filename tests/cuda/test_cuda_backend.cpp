@@ -1,6 +1,7 @@
 // The CUDA backend against the host reference backend (HostBackend), operation by operation, for both
 // kernel flavors; the device operators against host products; a whole Lanczos solve on both backends;
 // and the error paths (messages that name the call, out-of-memory sizes).
+#include "../core/restart_arrow.hpp"
 #include "core/lanczos_driver.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda_test_support.hpp"
@@ -532,35 +533,15 @@ TEST_F(ExpandSteps, ArrowStepIsEquivalentToRef)
     bool repeated = false;
     const int m = 12;
     const int got = compare(A, m, {5}, [&](HostBackend &b) {
-      auto orthonormalize = [&b](int c, int first, int k) { // two passes, then normalized
-        std::vector<double> h(static_cast<std::size_t>(k) + 1);
-        for (int pass = 0; pass < 2 && k > 0; ++pass) {
-          b.project(first, k, c, h.data());
-          b.subtract(first, k, h.data(), c);
-        }
-        double nrm2 = 0;
-        b.project(c, 0, c, &nrm2);
-        b.scale(c, 1 / std::sqrt(nrm2));
-      };
-      b.set_random(1, 101);
-      orthonormalize(1, 1, 0);
-      b.set_random(2, 102);
-      orthonormalize(2, 1, 1);
-      b.apply_operator(2, 4);
-      orthonormalize(4, 1, 2);
-      b.set_random(5, 103);
-      orthonormalize(5, 1, 2);
-      const double coef[2] = {1.0, 0.2};
-      b.combine(4, 2, coef, 0);
-      orthonormalize(0, 1, 2);
+      const int first = cudalanczos::testing::plant_restart_arrow(b);
       // what the reference does with it
       HostBackend probe(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
       probe.resize_basis(4);
       for (int j = 0; j < 3; ++j) probe.set_column(j, b.column(j));
       StepRecord rec;
-      probe.expand(2, 3, 0.0, &rec);
+      probe.expand(first, first + 1, 0.0, &rec);
       repeated = rec.second_pass;
-      return 2;
+      return first;
     });
     EXPECT_EQ(got, m);
     EXPECT_TRUE(repeated) << "the planted arrow did not make DGKS repeat the full pass";
