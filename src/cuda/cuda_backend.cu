@@ -184,49 +184,17 @@ public:
 
   double subtract(int first, int k, const double *coef, int c) override
   {
-    check_column(c);
-    check_range(first, k);
-    if (k > 0 && c >= first && c < first + k)
-      throw Error("CudaBackend::subtract: column " + std::to_string(c) + " is among the columns subtracted");
     ScopedDevice guard(device_);
     double s = 0.0;
-    if (n_ > 0) {
-      if (k > 0) stage_coefficients(coef, k);
-      if (flavor_ == KernelFlavor::Custom) {
-        // w -= V coef; s = w.w, in one pass over w
-        kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
-                                stream_.get());
-      } else {
-        CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
-        if (k > 0) // w = w - V coef
-          CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(),
-                                           1, one(), col(c), 1));
-        CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w.w
-      }
-      fetch_scalars(1, &s);
-    }
+    if (queue_subtract("subtract", first, k, coef, c, true)) fetch_scalars(1, &s);
     reduce_(&s, 1);
     return s;
   }
 
   void update(int first, int k, const double *coef, int c) override
   {
-    check_column(c);
-    check_range(first, k);
-    if (k > 0 && c >= first && c < first + k)
-      throw Error("CudaBackend::update: column " + std::to_string(c) + " is among the columns subtracted");
     ScopedDevice guard(device_);
-    if (n_ == 0 || k == 0) return;
-    stage_coefficients(coef, k);
-    if (flavor_ == KernelFlavor::Custom) {
-      // the fused kernel also forms w.w; left on the device, unread (no wait, no reduction)
-      kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
-                              stream_.get());
-    } else {
-      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
-      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1,
-                                       one(), col(c), 1));
-    }
+    queue_subtract("update", first, k, coef, c, false); // no wait, no reduction
   }
 
   void scale(int c, double alpha) override
@@ -374,6 +342,31 @@ private:
       check_column(first);
       check_column(first + k - 1);
     }
+  }
+
+  /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w.w into scalars_[0] (the
+  /// fused kernel always forms it). Returns false when there is nothing to queue (no rows; or k = 0
+  /// without the norm). subtract() and update() share it.
+  bool queue_subtract(const char *what, int first, int k, const double *coef, int c, bool norm)
+  {
+    check_column(c);
+    check_range(first, k);
+    if (k > 0 && c >= first && c < first + k)
+      throw Error(std::string("CudaBackend::") + what + ": column " + std::to_string(c) + " is among the columns subtracted");
+    if (n_ == 0 || (k == 0 && !norm)) return false;
+    if (k > 0) stage_coefficients(coef, k);
+    if (flavor_ == KernelFlavor::Custom) {
+      // w -= V coef; w.w, in one pass over w
+      kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
+                              stream_.get());
+      return true;
+    }
+    CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+    if (k > 0) // w = w - V coef
+      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1,
+                                       one(), col(c), 1));
+    if (norm) CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w.w
+    return true;
   }
 
   /// coef[0..k-1] to coef_ on the device, through the pinned staging buffer. The buffer is rewritten

@@ -166,21 +166,33 @@ TEST_P(CudaBackendOps, ProjectIsEquivalentToRef)
   EXPECT_EQ(host_log_, cuda_log_);
 }
 
+/// Per-entry rounding bound of column `col` after col -= sum_j coef[j] column(first + j), from the columns
+/// `c` before it (both backends' rounding, doubled); *scale2, if given, gets the sum of the squared
+/// scales (the bound of w.w follows from it).
+std::vector<double> subtract_tolerance(const std::vector<std::vector<double>> &c, const std::vector<double> &coef, int first,
+                                       int col, double *scale2 = nullptr)
+{
+  const std::size_t n = c[static_cast<std::size_t>(col)].size();
+  std::vector<double> tol(n);
+  double s2 = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = std::abs(c[static_cast<std::size_t>(col)][i]);
+    for (std::size_t j = 0; j < coef.size(); ++j) s += std::abs(coef[j] * c[first + j][i]);
+    tol[i] = 2 * 4 * eps * s;
+    s2 += s * s;
+  }
+  if (scale2) *scale2 = s2;
+  return tol;
+}
+
 TEST_P(CudaBackendOps, SubtractIsEquivalentToRef)
 {
   const auto c = columns(*host_);
   const std::vector<double> coef{0.5, -0.25, 1.75};
   const double ref = host_->subtract(1, 3, coef.data(), 6);
   const double got = cuda_->subtract(1, 3, coef.data(), 6);
-  std::vector<double> tol(static_cast<std::size_t>(n_));
   double tol2 = 0;
-  for (index_t i = 0; i < n_; ++i) {
-    double s = std::abs(c[6][i]);
-    for (int j = 0; j < 3; ++j) s += std::abs(coef[j] * c[1 + j][i]);
-    tol[i] = 2 * 4 * eps * s;
-    tol2 += s * s;
-  }
-  expect_column(6, tol);
+  expect_column(6, subtract_tolerance(c, coef, 1, 6, &tol2));
   EXPECT_LE(std::abs(got - ref), 2 * 4 * (n_ + 5) * eps * tol2) << "got " << got << " ref " << ref;
 
   // k = 0: only the norm.
@@ -199,13 +211,7 @@ TEST_P(CudaBackendOps, UpdateIsEquivalentToRef)
   cuda_->update(1, 3, coef.data(), 6);
   EXPECT_EQ(host_log_, before_host);
   EXPECT_EQ(cuda_log_, before_cuda);
-  std::vector<double> tol(static_cast<std::size_t>(n_));
-  for (index_t i = 0; i < n_; ++i) {
-    double s = std::abs(c[6][i]);
-    for (int j = 0; j < 3; ++j) s += std::abs(coef[j] * c[1 + j][i]);
-    tol[i] = 2 * 4 * eps * s;
-  }
-  expect_column(6, tol);
+  expect_column(6, subtract_tolerance(c, coef, 1, 6));
   EXPECT_THROW(cuda_->update(0, 3, coef.data(), 1), Error); // col among the subtracted columns
 }
 
