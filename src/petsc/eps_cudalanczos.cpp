@@ -115,7 +115,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
-    if (ctx->ncv_max != PETSC_DEFAULT) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
+    if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
     // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
     // returned pairs by their Rayleigh quotients, so more converged pairs there change what is reported.

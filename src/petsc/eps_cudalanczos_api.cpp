@@ -395,7 +395,7 @@ PetscErrorCode EPSCUDALanczosGetVerify(EPS eps, PetscBool *value)
 
    Input Parameters:
 +  eps   - the eigenproblem solver context
--  value - the most basis columns, or PETSC_DEFAULT
+-  value - the most basis columns, or PETSC_DEFAULT (or PETSC_DECIDE)
 
    Options Database Key:
 .  -eps_cudalanczos_ncv_max <int> - Sets the limit

@@ -301,7 +301,7 @@ int main(int argc, char **argv)
   /* Basis growth: the 1-D Laplacian's largest eigenvalue converges slowly at the default ncv 16, so the
      basis grows (up to max(2 ncv, ncv + 32) = 48) and -eps_view says how far; an ncv given by the user,
      or EPSCUDALanczosSetNcvMax at ncv, keeps it fixed. */
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < 4; ++mode) {
     Mat       A;
     EPS       eps;
     PetscBool found, grows;
@@ -318,6 +318,7 @@ int main(int argc, char **argv)
     PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
     if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DEFAULT));
     if (mode == 2) PetscCall(EPSCUDALanczosSetNcvMax(eps, 16));
+    if (mode == 3) PetscCall(EPSCUDALanczosSetNcvMax(eps, PETSC_DECIDE));
     PetscCall(EPSCUDALanczosGetNcvMax(eps, &limit));
     PetscCall(EPSSolve(eps));
     /* A second set-up (new operators) must choose the same ncv and mpd, not read the chosen ones as the user's. */
@@ -336,7 +337,9 @@ int main(int argc, char **argv)
                             "nconv %" PetscInt_FMT ", eig %.12g (exact %.12g), growth line %s, ended at %d columns, limit %" PetscInt_FMT ", ncv/mpd %" PetscInt_FMT "/%" PetscInt_FMT " then %" PetscInt_FMT "/%" PetscInt_FMT,
                             nconv, (double)eig, (double)exact, grows ? "printed" : "absent", used, limit, ncv1, mpd1, ncv2, mpd2));
     const PetscBool right = (PetscBool)(nconv >= 1 && PetscAbsReal(eig - exact) <= 1e-7 * exact && ncv1 == 16 && ncv2 == 16 && mpd1 == 16 && mpd2 == 16);
-    if (mode == 0) PetscCall(Check((PetscBool)(right && grows && found && used > 16 && used <= 48 && limit == PETSC_DEFAULT), "default ncv: the basis grows on a clustered end, -eps_view says how far", detail));
+    if (mode == 0 || mode == 3)
+      PetscCall(Check((PetscBool)(right && grows && found && used > 16 && used <= 48 && limit == (mode == 0 ? PETSC_DEFAULT : PETSC_DECIDE)),
+                      mode == 0 ? "default ncv: the basis grows on a clustered end, -eps_view says how far" : "EPSCUDALanczosSetNcvMax(PETSC_DECIDE) is the default", detail));
     else PetscCall(Check((PetscBool)(right && !grows && !found && limit == (mode == 2 ? 16 : PETSC_DEFAULT)), mode == 1 ? "ncv given: the basis stays at ncv" : "EPSCUDALanczosSetNcvMax(ncv): the basis stays at ncv", detail));
     PetscCall(EPSDestroy(&eps));
     PetscCall(MatDestroy(&A));
