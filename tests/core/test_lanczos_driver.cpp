@@ -136,16 +136,6 @@ Settings default_settings(int n, int nev, Which which)
   return s;
 }
 
-std::string describe(const Vec &v, std::size_t count = 30)
-{
-  std::ostringstream os;
-  os.precision(17);
-  os << "[";
-  for (std::size_t i = 0; i < std::min(count, v.size()); ++i) os << (i ? " " : "") << v[i];
-  if (v.size() > count) os << " ...";
-  os << "]";
-  return os.str();
-}
 
 struct Solved {
   Result result;

@@ -195,16 +195,6 @@ Problem make_problem(const CaseSpec &spec, std::uint64_t seed)
 }
 
 
-std::string describe(const Vec &v, std::size_t count = 12)
-{
-  std::ostringstream os;
-  os.precision(17);
-  os << "[";
-  for (std::size_t i = 0; i < std::min(count, v.size()); ++i) os << (i ? " " : "") << v[i];
-  if (v.size() > count) os << " ...";
-  os << "]";
-  return os.str();
-}
 
 class LargeSweep : public ::testing::TestWithParam<int> {};
 
@@ -288,7 +278,7 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   std::sort(ref_keys.begin(), ref_keys.end());
   std::sort(got_keys.begin(), got_keys.end());
   for (int i = 0; i < s.nev; ++i)
-    EXPECT_NEAR(got_keys[i], ref_keys[i], eig_tol) << "wanted value " << i << " missing or wrong; returned " << describe(r.eigenvalues);
+    EXPECT_NEAR(got_keys[i], ref_keys[i], eig_tol) << "wanted value " << i << " missing or wrong; returned " << describe(r.eigenvalues, 12);
   Vec got(r.eigenvalues.begin(), r.eigenvalues.begin() + k);
   std::sort(got.begin(), got.end());
   std::size_t q = 0;

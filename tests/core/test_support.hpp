@@ -1,5 +1,5 @@
-// What the core tests share: reproducible random numbers, LAPACK's dsyev as the reference, and the
-// naming and ordering of `which` as the driver defines it.
+// What the core tests share: reproducible random numbers, LAPACK's dsyev as the reference, the
+// naming and ordering of `which` as the driver defines it, and eigenvalue lists in failure messages.
 #pragma once
 
 #include "core/lanczos_driver.hpp"
@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -84,6 +86,18 @@ inline const char *which_name(Which w)
   case Which::TargetReal: return "TR";
   }
   return "?";
+}
+
+/// The first `count` values of v at full precision, for failure messages.
+inline std::string describe(const std::vector<double> &v, std::size_t count = 30)
+{
+  std::ostringstream os;
+  os.precision(17);
+  os << "[";
+  for (std::size_t i = 0; i < std::min(count, v.size()); ++i) os << (i ? " " : "") << v[i];
+  if (v.size() > count) os << " ...";
+  os << "]";
+  return os.str();
 }
 
 } // namespace cudalanczos::testing
