@@ -122,6 +122,19 @@ protected:
     }
   }
 
+  /// After both backends ran rotate(k, m, Q, ldq) on the columns `c` (taken before it): columns 0..m-1
+  /// agree to the rounding of V[:, 0:k] Q, the columns from k on are untouched.
+  void expect_rotated(const std::vector<std::vector<double>> &c, const std::vector<double> &Q, int k, int m, int ldq)
+  {
+    for (int j = 0; j < m; ++j) {
+      std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
+      for (index_t i = 0; i < n_; ++i)
+        for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+      expect_column(j, tol);
+    }
+    for (int j = k; j < kColumns; ++j) expect_column(j);
+  }
+
   KernelFlavor flavor_ = KernelFlavor::Custom;
   index_t n_ = 0;
   Dense A_{0, 0, 1, {}};
@@ -263,13 +276,7 @@ TEST_P(CudaBackendOps, RotateIsEquivalentToRef)
   const std::vector<double> Q = random_vector(ldq * m, 8100);
   host_->rotate(k, m, Q.data(), ldq);
   cuda_->rotate(k, m, Q.data(), ldq);
-  for (int j = 0; j < m; ++j) {
-    std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
-    for (index_t i = 0; i < n_; ++i)
-      for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
-    expect_column(j, tol);
-  }
-  for (int j = k; j < kColumns; ++j) expect_column(j); // outside V[:, 0:k]: untouched
+  expect_rotated(c, Q, k, m, ldq);
 }
 
 TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
@@ -288,13 +295,7 @@ TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
     if (!pure) Q[0 + 3 * ldq] = 0.5;
     host_->rotate(k, m, Q.data(), ldq);
     cuda_->rotate(k, m, Q.data(), ldq);
-    for (int j = 0; j < m; ++j) {
-      std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
-      for (index_t i = 0; i < n_; ++i)
-        for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
-      expect_column(j, tol);
-    }
-    for (int j = k; j < kColumns; ++j) expect_column(j);
+    expect_rotated(c, Q, k, m, ldq);
   }
 }
 
