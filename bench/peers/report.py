@@ -288,6 +288,21 @@ def main():
 
     labels = [label(c, w, k, ours) for c, w, k, ours, *_ in plot_rows]
     y = np.arange(len(plot_rows))
+
+    def finish_plot(fig, ax, xlabel, title, ncol, legend_in, suffix):
+        """The two bar charts' common end: case labels top down, log x axis, legend below, saved."""
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.grid(axis="x", which="both", alpha=0.3)
+        h, lab_ = ax.get_legend_handles_labels()
+        fig.legend(h, lab_, loc="lower center", ncol=ncol, fontsize=8)
+        fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
+        fig.savefig(os.path.join(a.out, prefix + suffix), dpi=110)
+        plt.close(fig)
     hgt = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(11, max(4, 0.55 * len(plot_rows) + 1.5)))
     for si, (key, lab, col) in enumerate(series):
@@ -306,18 +321,8 @@ def main():
             ax.barh(ys, xs, height=hgt, color=col, label=lab)
         if hatch_x:
             ax.barh(hatch_y, hatch_x, height=hgt, color="white", edgecolor=col, hatch="//", label=None if xs else lab)
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("seconds (log scale); hatched: stopped at the time cap")
-    ax.set_title(f"Solve time to tol 1e-8 — {meta.get('gpu', '?').split(',')[0]}, {meta.get('date', '')}")
-    ax.grid(axis="x", which="both", alpha=0.3)
-    h, lab_ = ax.get_legend_handles_labels()
-    fig.legend(h, lab_, loc="lower center", ncol=3, fontsize=8)
-    fig.tight_layout(rect=(0, 0.7 / fig.get_figheight(), 1, 1))
-    fig.savefig(os.path.join(a.out, prefix + "-time.png"), dpi=110)
-    plt.close(fig)
+    finish_plot(fig, ax, "seconds (log scale); hatched: stopped at the time cap",
+                f"Solve time to tol 1e-8 — {meta.get('gpu', '?').split(',')[0]}, {meta.get('date', '')}", 3, 0.7, "-time.png")
 
     series_mv = [("cudalanczos", "cudalanczos", "tab:red"), ("krylovschur", "SLEPc krylovschur", "tab:blue"),
                  ("cupy_eigsh", "CuPy eigsh", "tab:green"), ("floor", "Krylov floor (steps)", "tab:gray")]
@@ -332,18 +337,8 @@ def main():
                 xs.append(v), ys.append(ri - 0.4 + (si + 0.5) * hgt)
         if xs:
             ax.barh(ys, xs, height=hgt, color=col, label=lab)
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("matrix-vector products of the timed solve (log scale)")
-    ax.set_title("Matrix-vector products against the Krylov floor")
-    ax.grid(axis="x", which="both", alpha=0.3)
-    h, lab_ = ax.get_legend_handles_labels()
-    fig.legend(h, lab_, loc="lower center", ncol=4, fontsize=8)
-    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
-    fig.savefig(os.path.join(a.out, prefix + "-matvecs.png"), dpi=110)
-    plt.close(fig)
+    finish_plot(fig, ax, "matrix-vector products of the timed solve (log scale)",
+                "Matrix-vector products against the Krylov floor", 4, 0.5, "-matvecs.png")
     print(md)
     return 0
 
