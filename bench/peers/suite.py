@@ -35,15 +35,16 @@ CASES = {
     "lap3d": ("sparse", 0),
     "lap2d": ("sparse", 0),
 }
-PEERS = ["cudalanczos", "cudalanczos_noverify", "floor", "cupy_eigsh", "cupy_eigh", "krylovschur"]
+PEERS = ["cudalanczos", "cudalanczos_noverify", "cudalanczos_block", "floor", "cupy_eigsh", "cupy_eigh", "krylovschur"]
 
 
-def plan(quick, noverify=False):
+def plan(quick, noverify=False, block=0):
     """(case, which, ks, peer) in the order they run. The GPU solvers and the floor first, cheap matrices
     first (all k in one process each); the CPU peer (krylovschur, minutes on the big cases) after the
     GPU solvers of the same group; the Laplacians one k at a time (seconds to minutes per solve)."""
     items = []
-    gpu = ["cudalanczos"] + (["cudalanczos_noverify"] if noverify else []) + ["floor", "cupy_eigsh", "cupy_eigh"]
+    gpu = (["cudalanczos"] + (["cudalanczos_noverify"] if noverify else []) + (["cudalanczos_block"] if block > 1 else [])
+           + ["floor", "cupy_eigsh", "cupy_eigh"])
 
     def add(case, which, ks, peers):
         for p in peers:
@@ -98,6 +99,9 @@ def main():
     ap.add_argument("--eigh-cap", type=float, default=150)
     ap.add_argument("--noverify", action="store_true",
                     help="also cudalanczos with -eps_cudalanczos_verify false (cheap matrices, the big dense one, Laplacians k=1)")
+    ap.add_argument("--block", type=int, default=0,
+                    help="also cudalanczos with -eps_cudalanczos_block_size BLOCK (peer cudalanczos_block)")
+    ap.add_argument("--block-options", default="", help="more PETSc options for cudalanczos_block, e.g. '-eps_ncv 96'")
     ap.add_argument("--scratch", default=os.environ.get("BENCH_SCRATCH", "/tmp/cudalanczos-bench"))
     ap.add_argument("--python-dry-run", action="store_true", help="peers.py --dry-run (NumPy/SciPy instead of CuPy)")
     ap.add_argument("--resume", default="", help="an earlier run's PREFIX.json: its finished items are not run again, and the "
@@ -135,7 +139,7 @@ def main():
 
     only_cases = set(filter(None, a.cases.split(",")))
     only_peers = set(filter(None, a.peers.split(",")))
-    items = [it for it in plan(a.quick, a.noverify) if (not only_cases or it[0] in only_cases) and (not only_peers or it[3] in only_peers)]
+    items = [it for it in plan(a.quick, a.noverify, a.block) if (not only_cases or it[0] in only_cases) and (not only_peers or it[3] in only_peers)]
 
     done = set()
     if a.resume:
@@ -238,12 +242,14 @@ def main():
         dense_n = CASES[case][1] if (a.small and CASES[case][0] == "dense") else 0
         kl = ",".join(map(str, ks))
         nsolves = len(ks)
-        if peer in ("cudalanczos", "cudalanczos_noverify", "krylovschur"):
+        if peer in ("cudalanczos", "cudalanczos_noverify", "cudalanczos_block", "krylovschur"):
             cap = min(a.cap, max(1.0, left - 5))
             cmd = [os.path.join(peers_bin, "bench_eps"), "-case", case, "-dir", mats, "-k", kl, "-which", which, "-cap", f"{cap:.1f}",
                    "-eps_type", "cudalanczos" if peer.startswith("cudalanczos") else peer]
             if peer == "cudalanczos_noverify":
                 cmd += ["-eps_cudalanczos_verify", "false"]
+            if peer == "cudalanczos_block":
+                cmd += ["-eps_cudalanczos_block_size", str(a.block)] + a.block_options.split()
             if dense_n:
                 cmd += ["-n", str(dense_n)]
             env = dict(bin_env)

@@ -48,4 +48,46 @@ void Backend::expand(int first, int last, double anorm, StepRecord *records)
   }
 }
 
+// The block operations column by column: b products, 2b reductions for project_block.
+void Backend::apply_operator_block(int src, int dst, int b)
+{
+  if (b < 0 || (src < dst + b && dst < src + b && b > 0))
+    throw Error("apply_operator_block: the source and destination blocks overlap or b < 0");
+  for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
+}
+
+void Backend::project_block(int first, int k, int col, int b, double *out)
+{
+  const int ld = k + b;
+  std::vector<double> h(static_cast<std::size_t>(std::max(k, b)) + 1);
+  for (int j = 0; j < b; ++j) {
+    project(first, k, col + j, h.data());
+    std::copy(h.begin(), h.begin() + k, out + static_cast<std::size_t>(j) * ld);
+    project(col, b, col + j, h.data());
+    std::copy(h.begin(), h.begin() + b, out + k + static_cast<std::size_t>(j) * ld);
+  }
+}
+
+void Backend::update_block(int first, int k, const double *C, int ldc, int col, int b)
+{
+  if (ldc < k) throw Error("update_block: ldc < k");
+  if (k > 0 && b > 0 && first < col + b && col < first + k) throw Error("update_block: the blocks overlap");
+  for (int j = 0; j < b; ++j) update(first, k, C + static_cast<std::size_t>(j) * ldc, col + j);
+}
+
+void Backend::transform_block(int col, int b, const double *M, int ldm)
+{
+  if (ldm < b) throw Error("transform_block: ldm < b");
+  const std::size_t n = static_cast<std::size_t>(local_size());
+  std::vector<double> in(n * b), out(n * b, 0.0);
+  for (int j = 0; j < b; ++j) get_column(col + j, in.data() + j * n);
+  for (int j = 0; j < b; ++j)
+    for (int i = 0; i < b; ++i) {
+      const double m = M[i + static_cast<std::size_t>(j) * ldm];
+      if (m == 0) continue;
+      for (std::size_t r = 0; r < n; ++r) out[r + j * n] += m * in[r + i * n];
+    }
+  for (int j = 0; j < b; ++j) set_column(col + j, out.data() + j * n);
+}
+
 } // namespace cudalanczos

@@ -11,6 +11,7 @@
 //   update          w -= V[:, first:first+k] h                         (one pass, no reduction)
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
 //                   inner loop); a GPU backend keeps their scalars on the device and waits once
+//   *_block         the same on b columns at once (block Lanczos): one pass over A or the basis
 //
 // Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
 // with), so the driver is the same for one rank and for many.
@@ -128,6 +129,25 @@ public:
   /// The default does it with project/subtract/scale (one reduction each, any number of ranks) and is
   /// the reference; a backend may override it to run the steps without waiting for their scalars.
   virtual void expand(int first, int last, double anorm, StepRecord *records);
+
+  // ---- Blocks of b contiguous columns (the block variant, block_lanczos.cpp). The defaults loop over the
+  // single-column operations above and are the reference; a GPU backend runs each as one
+  // matrix-matrix product (one pass over the matrix or the basis for all b columns).
+
+  /// V[:, dst:dst+b] = A V[:, src:src+b]; the two ranges must not overlap.
+  virtual void apply_operator_block(int src, int dst, int b);
+
+  /// out = [V[:, first:first+k]  V[:, col:col+b]]^T V[:, col:col+b]: the k x b projections, then the
+  /// b x b Gram matrix of the block below them; (k + b) x b, column-major, leading dimension k + b.
+  /// Globally reduced (an override: one reduction). The ranges may overlap.
+  virtual void project_block(int first, int k, int col, int b, double *out);
+
+  /// V[:, col:col+b] -= V[:, first:first+k] C, C k x b column-major with leading dimension ldc >= k.
+  /// No reduction. The ranges must not overlap.
+  virtual void update_block(int first, int k, const double *C, int ldc, int col, int b);
+
+  /// V[:, col:col+b] = V[:, col:col+b] M, M b x b column-major with leading dimension ldm >= b.
+  virtual void transform_block(int col, int b, const double *M, int ldm);
 
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}

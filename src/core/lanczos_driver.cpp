@@ -1,5 +1,7 @@
 #include "core/lanczos_driver.hpp"
 
+#include "core/block_lanczos.hpp"
+#include "core/driver_support.hpp"
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
@@ -41,25 +43,21 @@ int basis_columns_needed(const Settings &s)
 {
   // ncv Lanczos vectors (ncv_max, if the basis may grow), the next one (residual direction), and two
   // work columns (x and A x for the explicit residual of the thesis variant, and the orthogonality check).
+  // The block variant: ncv columns and the residual block.
   const int most = s.variant == Variant::ThickRestart ? std::max(s.ncv, s.ncv_max) : s.ncv;
-  return most + 3;
+  const int block = s.variant == Variant::ThickRestart && s.block_size > 1 ? s.ncv + s.block_size : 0;
+  return std::max(most + 3, block);
 }
 
-namespace {
+namespace detail {
 
-constexpr double eps = std::numeric_limits<double>::epsilon();
-constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass below 1/sqrt(2) of the norm
-// A verification round may end on a certificate whose chance of having missed a wanted eigenvalue is
-// at most this (complement_certified).
-constexpr double kCertificateMissProbability = 1e-8;
-// grow_basis: the basis grows when tol is predicted more than this many cycles away.
-constexpr double kGrowthCycles = 10;
-// Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
-// vectors' true residuals are then good to ~eps^(3/4) ||A||, which relative tolerances down to 1e-8 on
-// eigenvalues above 1e-4 ||A|| need (sqrt(eps) ||A|| was seen to miss tol 1e-10 on small eigenvalues).
-const double omega_limit = std::pow(eps, 0.75);
+Callbacks with_defaults(Callbacks c, const Settings &s)
+{
+  if (!c.error) c.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
+  if (!c.eigenvalue) c.eigenvalue = [shift = s.shift](double value) { return value + shift; };
+  return c;
+}
 
-/// Ordering key for `which` on an eigenvalue of the user's problem: smaller is better.
 double badness(const Settings &s, double lambda)
 {
   switch (s.which) {
@@ -80,12 +78,68 @@ void check_finite(double x, const char *what)
                 " is NaN or Inf): check the matrix for NaN/Inf entries");
 }
 
+// Kuczynski & Wozniakowski (SIAM J. Matrix Anal. Appl. 13(4), 1992, Thm 4.2): for B symmetric positive
+// semidefinite of order n and a start uniform on the unit sphere, k Lanczos steps leave the largest
+// Ritz value below (1 - e) lambda_max(B) with probability at most 1.648 sqrt(n) e^(-sqrt(e)(2k-1)).
+// At each wanted end, B = +-(A - c I) with c beyond the complement's other end; a complement
+// eigenvalue as good as the worst wanted one (within slack) would then have left the Ritz values that
+// far behind only with that probability. The far end c is the extreme Ritz value one Ritz width
+// further out (extreme Ritz values converge from both ends alike; a rigorous bound such as ||A||_1
+// costs a pass over A and weakens e). Interior targets keep the convergence test.
+bool certified_complement(const Settings &s, const Callbacks &c, const std::vector<double> &w, int k, index_t n,
+                          int locked, double worst, double slack)
+{
+  if (!s.translation_map || w.size() < 2 || k < 1) return false;
+  const bool top = s.which == Which::LargestAlgebraic || s.which == Which::LargestMagnitude;
+  const bool bottom = s.which == Which::SmallestAlgebraic || s.which == Which::LargestMagnitude;
+  if (!top && !bottom) return false;
+  double hi = -std::numeric_limits<double>::infinity(), lo = -hi;
+  for (double t : w) {
+    const double lambda = c.eigenvalue(t - s.shift);
+    hi = std::max(hi, lambda);
+    lo = std::min(lo, lambda);
+  }
+  const double width = hi - lo;
+  const double steps = static_cast<double>(k);
+  const double dim = static_cast<double>(n - locked);
+  // Probability bound that an eigenvalue at distance `threshold` from c hides behind a Ritz value at
+  // distance `ritz` (both measured from c, on the same side).
+  auto miss = [&](double ritz, double threshold) {
+    if (!(ritz < threshold) || !(width > 0)) return 1.0;
+    const double e = 1 - ritz / threshold;
+    return 1.648 * std::sqrt(dim) * std::exp(-std::sqrt(e) * (2 * steps - 1));
+  };
+  // The wanted region in eigenvalues: LA lambda >= -worst - slack, SA lambda <= worst + slack,
+  // LM |lambda| >= -worst - slack (badness() is -lambda, lambda, -|lambda|).
+  double p = 0;
+  if (s.which == Which::LargestAlgebraic) p = miss(2 * width, -worst - slack - (lo - width));
+  if (s.which == Which::SmallestAlgebraic) p = miss(2 * width, (hi + width) - (worst + slack));
+  if (s.which == Which::LargestMagnitude) {
+    const double a = -worst - slack;
+    p = miss(2 * width, a - (lo - width)) + miss(2 * width, (hi + width) + a);
+  }
+  return p <= kCertificateMissProbability;
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::badness;
+using detail::check_finite;
+using detail::eps;
+constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass below 1/sqrt(2) of the norm
+// grow_basis: the basis grows when tol is predicted more than this many cycles away.
+constexpr double kGrowthCycles = 10;
+// Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
+// vectors' true residuals are then good to ~eps^(3/4) ||A||, which relative tolerances down to 1e-8 on
+// eigenvalues above 1e-4 ||A|| need (sqrt(eps) ||A|| was seen to miss tol 1e-10 on small eigenvalues).
+const double omega_limit = std::pow(eps, 0.75);
+
 class Driver {
 public:
-  Driver(Backend &b, const Settings &s, const Callbacks &c) : b_(b), s_(s), c_(c)
+  Driver(Backend &b, const Settings &s, const Callbacks &c) : b_(b), s_(s), c_(detail::with_defaults(c, s))
   {
-    if (!c_.error) c_.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
-    if (!c_.eigenvalue) c_.eigenvalue = [shift = s_.shift](double value) { return value + shift; };
     n_ = b_.global_size();
     m_ = s_.ncv;
     cap_ = s_.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s_.ncv, std::min<index_t>(s_.ncv_max, n_))) : s_.ncv;
@@ -684,49 +738,11 @@ private:
     }
   }
 
-  // Verification, first cycle of a round: the active block w (na Ritz values of the operator) spans the
-  // Krylov space of dimension na of a random vector in the complement of the `locked` vectors.
-  // Kuczynski & Wozniakowski (SIAM J. Matrix Anal. Appl. 13(4), 1992, Thm 4.2): for B symmetric
-  // positive semidefinite of order n and a start uniform on the unit sphere, k Lanczos steps leave the
-  // largest Ritz value below (1 - e) lambda_max(B) with probability at most 1.648 sqrt(n) e^(-sqrt(e)(2k-1)).
-  // At each wanted end, B = +-(A - c I) with c beyond the complement's other end; a complement
-  // eigenvalue as good as the worst wanted one (within slack) would then have left the Ritz values that
-  // far behind only with that probability. The far end c is the extreme Ritz value one Ritz width
-  // further out (extreme Ritz values converge from both ends alike; a rigorous bound such as ||A||_1
-  // costs a pass over A and weakens e). Only for wanted values at the ends of the spectrum and an
-  // eigenvalue map that is a translation; interior targets keep the convergence test.
+  // Verification, first cycle of a round: the active block w (na Ritz values) spans the Krylov space of
+  // dimension na of a random vector in the complement of the `locked` vectors (driver_support.hpp).
   bool complement_certified(const std::vector<double> &w, int locked, double worst, double slack) const
   {
-    if (!s_.translation_map || w.size() < 2) return false;
-    const bool top = s_.which == Which::LargestAlgebraic || s_.which == Which::LargestMagnitude;
-    const bool bottom = s_.which == Which::SmallestAlgebraic || s_.which == Which::LargestMagnitude;
-    if (!top && !bottom) return false;
-    double hi = -std::numeric_limits<double>::infinity(), lo = -hi;
-    for (double t : w) {
-      const double lambda = c_.eigenvalue(t - s_.shift);
-      hi = std::max(hi, lambda);
-      lo = std::min(lo, lambda);
-    }
-    const double width = hi - lo;
-    const double k = static_cast<double>(w.size());
-    const double dim = static_cast<double>(n_ - locked);
-    // Probability bound that an eigenvalue at distance `threshold` from c hides behind a Ritz value at
-    // distance `ritz` (both measured from c, on the same side).
-    auto miss = [&](double ritz, double threshold) {
-      if (!(ritz < threshold) || !(width > 0)) return 1.0;
-      const double e = 1 - ritz / threshold;
-      return 1.648 * std::sqrt(dim) * std::exp(-std::sqrt(e) * (2 * k - 1));
-    };
-    // The wanted region in eigenvalues: LA lambda >= -worst - slack, SA lambda <= worst + slack,
-    // LM |lambda| >= -worst - slack (badness() is -lambda, lambda, -|lambda|).
-    double p = 0;
-    if (s_.which == Which::LargestAlgebraic) p = miss(2 * width, -worst - slack - (lo - width));
-    if (s_.which == Which::SmallestAlgebraic) p = miss(2 * width, (hi + width) - (worst + slack));
-    if (s_.which == Which::LargestMagnitude) {
-      const double a = -worst - slack;
-      p = miss(2 * width, a - (lo - width)) + miss(2 * width, (hi + width) + a);
-    }
-    return p <= kCertificateMissProbability;
+    return detail::certified_complement(s_, c_, w, static_cast<int>(w.size()), n_, locked, worst, slack);
   }
 
   // Puts the converged pairs (columns 0..nconv-1) in the order of `which`: locking and verification
@@ -865,6 +881,11 @@ private:
 
 Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks)
 {
+  if (settings.block_size < 1) throw Error("the block size must be at least 1");
+  if (settings.block_size > 1 && settings.variant == Variant::Thesis)
+    throw Error("the thesis variant takes one vector per step; block size " + std::to_string(settings.block_size) +
+                " needs the thick-restart variant");
+  if (detail::block_variant_applies(settings, backend.global_size())) return detail::solve_block(backend, settings, callbacks);
   return Driver(backend, settings, callbacks).run();
 }
 

@@ -43,6 +43,10 @@ struct Settings {
   /// a cycle converges nothing and its rate predicts many more such cycles (docs/algorithm.md); at or
   /// below ncv the basis stays at ncv. basis_columns_needed() allocates for it.
   int ncv_max = 0;
+  /// Thick restart: vectors per Lanczos step. Above 1, the block variant (block_lanczos.hpp): each step
+  /// applies the operator to a block of this many vectors in one pass, which finds up to that many
+  /// copies of an eigenvalue without the verification and costs fewer passes over A and the basis.
+  int block_size = 1;
   double tol = 1e-8;   ///< convergence tolerance on the error returned by Callbacks::error
   int max_it = 100;    ///< restarts (thick restart) or Lanczos steps (thesis)
   std::uint64_t seed = 0x5eedULL; ///< random start and breakdown vectors
@@ -88,6 +92,7 @@ struct Result {
   long full_reorthogonalizations = 0; ///< steps that orthogonalized against the whole basis
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
+  int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz

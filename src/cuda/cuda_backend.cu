@@ -6,6 +6,11 @@
 // Backend::expand, where each project() / subtract() fetches its reduced scalars (device -> pinned host
 // buffer, then Reducer) and the coefficients go down through a pinned staging buffer. Everything is
 // allocated in resize_basis() or the constructor; the per-step operations allocate nothing.
+//
+// The block operations (block Lanczos, b columns at once) are matrix products: cuBLAS dgemm on the
+// basis for project_block / update_block / transform_block, DeviceOperator::apply_block for the
+// operator. Their small matrices (the (k+b) x b projections, C, M) go through grow-only buffers, made
+// on a block operation's first call with a larger size than before: the steady state allocates nothing.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
@@ -94,6 +99,10 @@ public:
     basis_.reset();
     partials_.reset();
     rotate_ws_.reset();
+    block_dev_.reset();
+    block_coef_.reset();
+    block_host_.reset();
+    block_stage_.reset();
     ncols_ = 0;
     const std::size_t nc = static_cast<std::size_t>(ncols);
     basis_ = DeviceBuffer<double>(nc * static_cast<std::size_t>(ldv_), "Lanczos basis");
@@ -317,6 +326,102 @@ public:
     CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), col(src), bytes(n_), cudaMemcpyDeviceToDevice, stream_.get()));
   }
 
+  void apply_operator_block(int src, int dst, int b) override
+  {
+    if (b < 0) throw Error("CudaBackend::apply_operator_block: negative block size " + std::to_string(b));
+    if (b == 0) return;
+    check_range(src, b);
+    check_range(dst, b);
+    if (src < dst + b && dst < src + b)
+      throw Error("CudaBackend::apply_operator_block: source columns " + range_text(src, b) + " and destination " +
+                  range_text(dst, b) + " overlap");
+    if (!op_) { // the host fallback: column by column, through the pinned buffers
+      for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
+      return;
+    }
+    ScopedDevice guard(device_);
+    op_->apply_block(col(src), ldv_, col(dst), ldv_, b, stream_.get());
+  }
+
+  void project_block(int first, int k, int c, int b, double *out) override
+  {
+    if (k < 0 || b < 0) throw Error("CudaBackend::project_block: negative column count");
+    if (b == 0) return; // an empty result, as the reference: no reduction either
+    check_range(first, k);
+    check_range(c, b);
+    ScopedDevice guard(device_);
+    const int ld = k + b;
+    const std::size_t count = static_cast<std::size_t>(ld) * static_cast<std::size_t>(b);
+    if (n_ == 0) {
+      std::fill(out, out + count, 0.0);
+    } else {
+      grow(block_dev_, count, "block projections");
+      grow(block_host_, count, "block projections (host)");
+      // [V_first V_c]^T V_c: one gemm over k + b columns when the block follows the others, else the
+      // k x b projections and the b x b Gram matrix into the rows below them. cuBLAS for both flavors.
+      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+      const double one = 1.0, zero = 0.0;
+      const auto gram = [&](int from, int rows, double *dst) {
+        CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, rows, b, n_, &one, col(from), ldv_, col(c),
+                                         ldv_, &zero, dst, ld));
+      };
+      if (k == 0 || c == first + k) {
+        gram(k == 0 ? c : first, ld, block_dev_.data());
+      } else {
+        gram(first, k, block_dev_.data());
+        gram(c, b, block_dev_.data() + k);
+      }
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(block_host_.data(), block_dev_.data(), bytes(static_cast<index_t>(count)),
+                                        cudaMemcpyDeviceToHost, stream_.get()));
+      CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+      std::memcpy(out, block_host_.data(), bytes(static_cast<index_t>(count)));
+    }
+    reduce_(out, static_cast<int>(count));
+  }
+
+  void update_block(int first, int k, const double *C, int ldc, int c, int b) override
+  {
+    if (k < 0 || b < 0) throw Error("CudaBackend::update_block: negative column count");
+    if (ldc < k) throw Error("CudaBackend::update_block: ldc = " + std::to_string(ldc) + " < k = " + std::to_string(k));
+    if (b == 0) return;
+    check_range(first, k);
+    check_range(c, b);
+    if (k > 0 && first < c + b && c < first + k)
+      throw Error("CudaBackend::update_block: the updated columns " + range_text(c, b) + " overlap the columns " +
+                  range_text(first, k) + " subtracted");
+    ScopedDevice guard(device_);
+    if (n_ == 0 || k == 0) return;
+    stage_block(C, k, ldc, b); // C, packed k x b, to block_coef_
+    // V_c = V_c - V_first C, queued: no wait, no reduction (as update()).
+    CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+    const double minus_one = -1.0, one = 1.0;
+    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n_, b, k, &minus_one, col(first), ldv_,
+                                     block_coef_.data(), k, &one, col(c), ldv_));
+  }
+
+  void transform_block(int c, int b, const double *M, int ldm) override
+  {
+    if (b < 0) throw Error("CudaBackend::transform_block: negative block size " + std::to_string(b));
+    if (ldm < b) throw Error("CudaBackend::transform_block: ldm = " + std::to_string(ldm) + " < b = " + std::to_string(b));
+    if (b == 0) return;
+    check_range(c, b);
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    stage_block(M, b, ldm, b); // M, packed b x b, to block_coef_
+    // As rotate(): row block by row block through rotate's workspace (rotate_rows_ x ncols_ >= rows x b),
+    // W = V[r, c:c+b] M, then V[r, c:c+b] = W.
+    CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+    const double one = 1.0, zero = 0.0;
+    double *const V = col(c);
+    for (index_t r = 0; r < n_; r += rotate_rows_) {
+      const index_t rb = std::min(rotate_rows_, n_ - r);
+      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, b, b, &one, V + r, ldv_,
+                                       block_coef_.data(), b, &zero, rotate_ws_.data(), rb));
+      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
+                                          rb * sizeof(double), b, cudaMemcpyDeviceToDevice, stream_.get()));
+    }
+  }
+
   void synchronize() override
   {
     ScopedDevice guard(device_);
@@ -342,6 +447,37 @@ private:
       check_column(first);
       check_column(first + k - 1);
     }
+  }
+  static std::string range_text(int first, int k)
+  {
+    return std::to_string(first) + ".." + std::to_string(first + k - 1);
+  }
+
+  /// Makes `buffer` hold at least `count` elements (grow-only; the contents are lost when it grows).
+  /// Queued work may still use the old one: the stream finishes first.
+  template <class Buffer>
+  void grow(Buffer &buffer, std::size_t count, const char *what)
+  {
+    if (buffer.size() >= count) return;
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    buffer.reset(); // release first: the peak is the new size
+    buffer = Buffer(count, what);
+  }
+
+  /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the
+  /// pinned block_stage_, which is rewritten only once its previous upload has completed: stage_done_
+  /// marks the latest upload from either staging buffer, and they all run in order on the one stream.
+  void stage_block(const double *A, int rows, int lda, int cols)
+  {
+    const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    grow(block_coef_, count, "block coefficients");
+    grow(block_stage_, count, "block coefficient staging");
+    CUDALANCZOS_CHECK(cudaEventSynchronize(stage_done_.get()));
+    for (int j = 0; j < cols; ++j)
+      std::memcpy(block_stage_.data() + static_cast<std::size_t>(j) * rows, A + static_cast<std::size_t>(j) * lda, bytes(rows));
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(block_coef_.data(), block_stage_.data(), bytes(static_cast<index_t>(count)),
+                                      cudaMemcpyHostToDevice, stream_.get()));
+    CUDALANCZOS_CHECK(cudaEventRecord(stage_done_.get(), stream_.get()));
   }
 
   /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w.w into scalars_[0] (the
@@ -413,6 +549,10 @@ private:
   DeviceBuffer<double> h2_;        // expand(): coefficients of the full pass's DGKS repeat
   DeviceBuffer<double> after_;     // expand(): ||w||^2 after the window, the full pass and its repeat
   DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
+  DeviceBuffer<double> block_dev_;   // project_block's (k+b) x b results (grow-only)
+  DeviceBuffer<double> block_coef_;  // update_block's C / transform_block's M, packed (grow-only)
+  PinnedBuffer<double> block_host_;  // project_block's results on their way to the host
+  PinnedBuffer<double> block_stage_; // C / M on their way to block_coef_
   PinnedBuffer<double> host_scalars_, host_stage_, host_records_;
   PinnedBuffer<double> host_x_, host_y_; // the host-apply fallback
 };

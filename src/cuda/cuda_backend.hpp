@@ -52,10 +52,28 @@ public:
   virtual int device() const = 0;
   /// y = A x on `stream` (cudaStream_t); x and y are device pointers.
   virtual void apply(const double *x, double *y, void *stream) const = 0;
+  /// Y = A X for b columns on `stream`: X is cols() x b with leading dimension ldx >= cols(), Y is
+  /// rows() x b with ldy >= rows() (device pointers, column-major; Y must not overlap X). The default
+  /// applies the columns one by one; the dense and the cuSPARSE CSR operators read the matrix once.
+  virtual void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const
+  {
+    check_block(ldx, ldy, b);
+    for (int j = 0; j < b; ++j) apply(X + j * ldx, Y + j * ldy, stream);
+  }
   /// One line for -eps_view, e.g. "dense 4000x4000, custom tiled gemv".
   virtual std::string description() const = 0;
   /// Device memory held by the operator.
   virtual std::size_t device_bytes() const = 0;
+
+protected:
+  /// apply_block's argument check, for overrides too.
+  void check_block(index_t ldx, index_t ldy, int b) const
+  {
+    if (b < 0 || ldx < cols() || ldy < rows())
+      throw Error("DeviceOperator::apply_block: need b >= 0, ldx >= cols and ldy >= rows (b = " + std::to_string(b) +
+                  ", ldx = " + std::to_string(ldx) + ", ldy = " + std::to_string(ldy) + ", operator " +
+                  std::to_string(rows()) + "x" + std::to_string(cols()) + ")");
+  }
 };
 
 /// Upload a dense matrix / a CSR matrix / wrap a user's device matvec. `device` < 0: current device.

@@ -1,6 +1,9 @@
 // Device operators: a dense matrix, a CSR matrix, or a user's device matvec, uploaded once and applied
 // once per Lanczos step. apply() is const for the caller but uses per-operator scratch (the gemv
-// workspace, the library handle's stream), so one operator serves one stream at a time.
+// workspace, the library handle's stream), so one operator serves one stream at a time. apply_block()
+// (block Lanczos: b columns at once) reads the matrix once: cuBLAS dgemm for a dense matrix, cuSPARSE
+// SpMM for CSR; its library state (the custom dense flavor's cuBLAS handle, the SpMM descriptors and
+// buffer) is made on first use, mutable scratch like the rest.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
@@ -36,6 +39,25 @@ int resolve_device(int device)
 void wait_for_uploads() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
 
 std::string size_text(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+/// Y[0:rows, 0:b] = 0 on `s`: an empty product (cuBLAS and cuSPARSE return at once and leave Y unset).
+void zero_block(double *Y, index_t ldy, index_t rows, int b, cudaStream_t s)
+{
+  if (rows > 0 && b > 0)
+    CUDALANCZOS_CHECK(cudaMemset2DAsync(Y, ldy * sizeof(double), 0, rows * sizeof(double), b, s));
+}
+
+struct DestroyDnMat {
+  void operator()(cusparseDnMatDescr_t d) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusparseDestroyDnMat(d)); }
+};
+using CusparseDnMat = UniqueHandle<cusparseDnMatDescr_t, DestroyDnMat>;
+
+CusparseDnMat make_dense_matrix(index_t rows, index_t cols, index_t ld, const double *values)
+{
+  cusparseDnMatDescr_t d{};
+  CUDALANCZOS_CHECK(cusparseCreateDnMat(&d, rows, cols, ld, const_cast<double *>(values), CUDA_R_64F, CUSPARSE_ORDER_COL));
+  return CusparseDnMat(d);
+}
 
 class DenseOperator final : public DeviceOperator {
 public:
@@ -89,6 +111,23 @@ public:
     CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, rows_, cols_, &one, values_.data(), ld_, x, 1, &zero, y, 1));
   }
 
+  // One dgemm for both flavors: b gemvs would stream the matrix b times. b = 1 stays the gemv apply().
+  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  {
+    check_block(ldx, ldy, b);
+    if (b == 1) return apply(X, Y, stream);
+    ScopedDevice guard(device_);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (rows_ == 0 || b == 0) return;
+    if (cols_ == 0) return zero_block(Y, ldy, rows_, b, s);
+    if (!cublas_) cublas_ = make_cublas(s); // the custom flavor's, made on the first block product
+    const double one = 1.0, zero = 0.0;
+    CUDALANCZOS_CHECK(cublasSetStream(cublas_.get(), s));
+    CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rows_, b, cols_, &one, values_.data(), ld_, X,
+                                     ldx, &zero, Y, ldy));
+  }
+
   std::string description() const override
   {
     return "dense " + size_text(rows_, cols_) +
@@ -102,7 +141,9 @@ private:
   KernelFlavor flavor_;
   DeviceBuffer<double> values_;
   DeviceBuffer<unsigned char> workspace_; // custom: the gemv's split partial sums and tile counters
-  CublasHandle cublas_;                   // vendor: its stream is set to the caller's at each apply
+  // Vendor: made here; custom: made by the first apply_block. Its stream is set to the caller's at each
+  // apply.
+  mutable CublasHandle cublas_;
 };
 
 class CsrOperator final : public DeviceOperator {
@@ -149,6 +190,26 @@ public:
                                    y_.get(), CUDA_R_64F, kAlgorithm, buffer_.data()));
   }
 
+  // Vendor: one cuSPARSE SpMM (the matrix read once for the b columns); custom and b = 1: column by
+  // column through apply().
+  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  {
+    if (flavor_ == KernelFlavor::Custom || b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
+    check_block(ldx, ldy, b);
+    ScopedDevice guard(device_);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (rows_ == 0 || b == 0) return;
+    if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
+    const double one = 1.0, zero = 0.0;
+    CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
+    prepare_spmm(X, ldx, Y, ldy, b);
+    CUDALANCZOS_CHECK(cusparseDnMatSetValues(spmm_x_.get(), const_cast<double *>(X)));
+    CUDALANCZOS_CHECK(cusparseDnMatSetValues(spmm_y_.get(), Y));
+    CUDALANCZOS_CHECK(cusparseSpMM(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                   spmm_matrix_.get(), spmm_x_.get(), &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm,
+                                   spmm_buffer_.data()));
+  }
+
   std::string description() const override
   {
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
@@ -156,11 +217,47 @@ public:
   }
   std::size_t device_bytes() const override
   {
-    return rowptr_.bytes() + colind_.bytes() + values_.bytes() + buffer_.bytes();
+    return rowptr_.bytes() + colind_.bytes() + values_.bytes() + buffer_.bytes() + spmm_buffer_.bytes();
   }
 
 private:
   static constexpr cusparseSpMVAlg_t kAlgorithm = CUSPARSE_SPMV_CSR_ALG1;
+  // CSR_ALG1 takes column-major dense blocks with any leading dimension (ALG2 and ALG3 want row-major).
+  static constexpr cusparseSpMMAlg_t kBlockAlgorithm = CUSPARSE_SPMM_CSR_ALG1;
+
+  // The SpMM descriptors and buffer for blocks of b columns with these leading dimensions, made on the
+  // first product of that shape and kept: a solve uses one shape, so the steady state allocates nothing.
+  // The matrix gets a descriptor of its own (the SpMV one carries that algorithm's preprocessing). The
+  // buffer only grows; the preprocessing is redone for each new shape, as it belongs to the buffer.
+  void prepare_spmm(const double *X, index_t ldx, double *Y, index_t ldy, int b) const
+  {
+    if (spmm_b_ == b && spmm_ldx_ == ldx && spmm_ldy_ == ldy) return;
+    spmm_b_ = 0; // until the shape is complete: a throw below leaves no half-made shape behind
+    if (!spmm_matrix_) {
+      cusparseSpMatDescr_t m{};
+      CUDALANCZOS_CHECK(cusparseCreateCsr(&m, rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(),
+                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+      spmm_matrix_ = CusparseSpMat(m);
+    }
+    spmm_x_ = make_dense_matrix(cols_, b, ldx, X);
+    spmm_y_ = make_dense_matrix(rows_, b, ldy, Y);
+    const double one = 1.0, zero = 0.0;
+    std::size_t bytes = 0;
+    CUDALANCZOS_CHECK(cusparseSpMM_bufferSize(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(), spmm_x_.get(),
+                                              &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, &bytes));
+    if (bytes > spmm_buffer_.bytes()) {
+      // Work queued earlier on any stream may still use the old buffer: let it finish before the free.
+      CUDALANCZOS_CHECK(cudaDeviceSynchronize());
+      spmm_buffer_.reset();
+      spmm_buffer_ = DeviceBuffer<unsigned char>(bytes, "cuSPARSE SpMM buffer");
+    }
+    const cusparseStatus_t preprocess = cusparseSpMM_preprocess(
+        cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(),
+        spmm_x_.get(), &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, spmm_buffer_.data());
+    if (preprocess != CUSPARSE_STATUS_NOT_SUPPORTED) CUDALANCZOS_CHECK(preprocess); // an optimization only
+    spmm_b_ = b, spmm_ldx_ = ldx, spmm_ldy_ = ldy;
+  }
 
   void validate(const CsrView &A) const
   {
@@ -221,6 +318,12 @@ private:
   CusparseSpMat matrix_;
   CusparseDnVec x_, y_;
   DeviceBuffer<unsigned char> buffer_;
+  // apply_block (vendor): the shape the descriptors and the buffer were made for (b = 0: none yet)
+  mutable int spmm_b_ = 0;
+  mutable index_t spmm_ldx_ = 0, spmm_ldy_ = 0;
+  mutable CusparseSpMat spmm_matrix_;
+  mutable CusparseDnMat spmm_x_, spmm_y_;
+  mutable DeviceBuffer<unsigned char> spmm_buffer_;
 };
 
 class CallbackOperator final : public DeviceOperator {

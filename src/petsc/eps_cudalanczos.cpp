@@ -83,6 +83,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
 
   if (ctx->variant == EPS_CUDALANCZOS_THESIS) {
+    PetscCheck(ctx->block_size == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+               "The thesis variant of EPSCUDALANCZOS takes one vector per step (block size %" PetscInt_FMT " requested); use "
+               "-eps_cudalanczos_variant thick-restart for block steps",
+               ctx->block_size);
     PetscCheck(eps->nev == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                "The thesis variant of EPSCUDALANCZOS computes one eigenpair (nev = %" PetscInt_FMT " requested); use "
                "-eps_cudalanczos_variant thick-restart for more",
@@ -105,6 +109,11 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
       eps->ncv = PetscMin(eps->n, eps->nev + eps->mpd);
     } else {
       eps->ncv = eps->nev < 500 ? PetscMin(eps->n, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(eps->n, eps->nev + 500);
+      // Block steps: room for the wanted pairs and 16 blocks. A restarted block Krylov space is only as
+      // deep as its blocks per cycle; with few of them it needs several times the products of
+      // single-vector steps (host runs of the seeded sweep: block 8 with ncv 40 took 2-20x the
+      // products of single-vector steps, with ncv 160 1.5-2x).
+      if (ctx->block_size > 1) eps->ncv = PetscMin(eps->n, PetscMax(eps->ncv, eps->nev + 16 * ctx->block_size));
     }
     // An mpd beyond the problem size is clamped as EPSSetUp clamps ncv: it is what a default mpd
     // from an earlier, larger operator (EPSSetOperators with a smaller matrix) left behind.
@@ -115,7 +124,16 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
-    if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
+    if (ctx->block_size > 1) {
+      PetscCheck(ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+                 "Block steps (block size %" PetscInt_FMT ") orthogonalize fully; -eps_cudalanczos_reorthog %s needs block size 1",
+                 ctx->block_size, EPSCUDALanczosReorthogs[ctx->reorthog]);
+      PetscCheck(eps->ncv >= eps->nev + ctx->block_size || eps->ncv + ctx->block_size > eps->n, PetscObjectComm((PetscObject)eps),
+                 PETSC_ERR_USER_INPUT, "Block steps need ncv >= nev + block size (ncv %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ")",
+                 eps->ncv, eps->nev, ctx->block_size);
+    }
+    if (ctx->block_size > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
+    else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
     // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
     // returned pairs by their Rayleigh quotients, so more converged pairs there change what is reported.
@@ -258,6 +276,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.nev                 = (int)eps->nev;
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)ctx->ncv_limit;
+  s.block_size          = (int)ctx->block_size;
   s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
@@ -353,6 +372,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->certificates  = result.certificates;
   ctx->ncv_used      = result.ncv_used;
+  ctx->block_used    = result.block_size;
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
@@ -398,6 +418,9 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
   PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
                              "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
+  PetscCall(PetscOptionsInt("-eps_cudalanczos_block_size", "Vectors per Lanczos step (thick-restart variant)", "EPSCUDALanczosSetBlockSize",
+                            ctx->block_size, &i, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetBlockSize(eps, i));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
 }
@@ -414,6 +437,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
+  if (!thesis && ctx->block_size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step\n", ctx->block_size));
   if (!thesis && ctx->ncv_limit > eps->ncv)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  basis may grow from ncv %" PetscInt_FMT " to %" PetscInt_FMT " columns when convergence is slow\n", eps->ncv, ctx->ncv_limit));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
@@ -426,6 +450,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
+    if (!thesis && ctx->block_size > 1 && ctx->block_used != ctx->block_size)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
     if (!thesis && ctx->verify)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
   }
@@ -468,6 +494,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", nullptr));
   PetscFunctionReturn(0);
 }
@@ -495,6 +523,7 @@ CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
 CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
 CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
 CUDALANCZOS_ACCESSORS(NcvMax, PetscInt, ncv_max)
+CUDALANCZOS_ACCESSORS(BlockSize, PetscInt, block_size)
 #undef CUDALANCZOS_ACCESSORS
 
 PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **name)
@@ -542,6 +571,8 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", EPSCUDALanczosGetVerify_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", EPSCUDALanczosSetNcvMax_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", EPSCUDALanczosGetNcvMax_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", EPSCUDALanczosSetBlockSize_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", EPSCUDALanczosGetBlockSize_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", EPSCUDALanczosGetBackendInUse_CUDALanczos));
   PetscFunctionReturn(0);
 }

@@ -472,3 +472,69 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
   PetscUseMethod(eps, "EPSCUDALanczosGetBackendInUse_C", (EPS, const char **), (eps, name));
   PetscFunctionReturn(0);
 }
+
+/*@
+   EPSCUDALanczosSetBlockSize - Sets how many vectors each Lanczos step of the thick-restart variant
+   applies the operator to at once.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - vectors per step, at least 1 (default 1), or PETSC_DEFAULT for 1
+
+   Options Database Key:
+.  -eps_cudalanczos_block_size <int> - Sets the block size
+
+   Notes:
+   With a block size b > 1 each step multiplies the operator by b orthonormal vectors in one pass
+   (a matrix-matrix product on the GPU) and orthogonalizes the b results against the basis together
+   (block classical Gram-Schmidt, twice, and SVQB). A pass over a large matrix or basis costs about as
+   much for b vectors as for one, so when several eigenpairs are wanted this takes fewer passes than
+   single-vector steps, and a block Krylov space holds up to b copies of a multiple eigenvalue.
+   The basis then needs ncv >= nev + b; when ncv is left to the solver it is at least nev + 16b: a
+   restarted block space is only as deep as its blocks per cycle, and with few of them it needs several
+   times the operator applications of single-vector steps.
+   Block steps need full reorthogonalization and the thick-restart variant; the basis does not grow
+   (EPSCUDALanczosSetNcvMax()). A problem too small for ncv + b columns is solved with single-vector
+   steps, which -eps_view reports.
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosGetBlockSize(), EPSSetDimensions()
+@*/
+PetscErrorCode EPSCUDALanczosSetBlockSize(EPS eps, PetscInt value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(eps, value, 2);
+  if (value == PETSC_DEFAULT || value == PETSC_DECIDE) value = 1;
+  PetscCheck(value >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+             "The block size must be at least 1 (got %" PetscInt_FMT ")", value);
+  PetscTryMethod(eps, "EPSCUDALanczosSetBlockSize_C", (EPS, PetscInt), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetBlockSize - Gets how many vectors each Lanczos step applies the operator to.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the block size
+
+   Level: intermediate
+
+.seealso: EPSCUDALanczosSetBlockSize()
+@*/
+PetscErrorCode EPSCUDALanczosGetBlockSize(EPS eps, PetscInt *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidIntPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetBlockSize_C", (EPS, PetscInt *), (eps, value));
+  PetscFunctionReturn(0);
+}

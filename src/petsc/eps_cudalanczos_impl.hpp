@@ -28,6 +28,7 @@ struct EPS_CUDALANCZOS {
   PetscBool              check_symmetry = PETSC_FALSE;
   PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
+  PetscInt               block_size     = 1;             // vectors per Lanczos step (EPSCUDALanczosSetBlockSize)
 
   // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
@@ -51,6 +52,7 @@ struct EPS_CUDALANCZOS {
   long        matvecs = 0, reductions = 0, full_passes = 0;
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
+  int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
   double      orthogonality = 0;
 };

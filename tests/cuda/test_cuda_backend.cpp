@@ -309,6 +309,105 @@ TEST_P(CudaBackendOps, BadArgumentsThrowLikeRef)
   EXPECT_THROW(cuda_->subtract(0, 3, out, 1), Error); // col among the subtracted columns
 }
 
+// --- the block operations (block Lanczos): the reference is Backend's column-by-column default, which the
+// host backend keeps ---
+
+TEST_P(CudaBackendOps, ProjectBlockIsEquivalentToRef)
+{
+  const auto c = columns(*host_);
+  for (auto [first, k, col, b] : std::vector<std::tuple<int, int, int, int>>{
+           {0, 4, 4, 3}, {0, 4, 4, 8}, {2, 3, 5, 1},  // the block follows the others: one gemm
+           {0, 2, 4, 8}, {1, 5, 9, 3}, {0, 3, 11, 1}, // not adjacent: two
+           {0, 6, 3, 3},                              // overlapping
+           {5, 0, 2, 3}, {0, 0, 4, 8}, {0, 0, 7, 1}}) // k = 0: the Gram matrix alone
+  {
+    SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col) + " b " +
+                 std::to_string(b));
+    const int ld = k + b;
+    std::vector<double> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
+    const std::size_t calls = cuda_log_.size();
+    host_->project_block(first, k, col, b, ref.data());
+    cuda_->project_block(first, k, col, b, got.data());
+    // One reduction of everything (the reference makes 2b); each value went through the doubling once.
+    ASSERT_EQ(cuda_log_.size(), calls + 1);
+    EXPECT_EQ(cuda_log_.back(), ld * b);
+    for (int j = 0; j < b; ++j)
+      for (int i = 0; i < ld; ++i) {
+        const auto &v = i < k ? c[first + i] : c[col + i - k];
+        ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 4 * (n_ + 1) * eps * dot_abs(v, c[col + j]))
+            << "entry (" << i << ", " << j << ")";
+      }
+  }
+}
+
+TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
+{
+  // Two updates queued back to back (the second stages its C while the first may still be queued), on
+  // disjoint columns, with ldc > k; then k = 0. No reduction on either backend.
+  const auto c = columns(*host_);
+  const std::vector<double> C1 = random_vector(5 * 4, 8300), C2 = random_vector(3 * 3, 8301);
+  const auto before_host = host_log_, before_cuda = cuda_log_;
+  for (Backend *be : {static_cast<Backend *>(host_.get()), cuda_.get()}) {
+    be->update_block(1, 3, C1.data(), 5, 6, 4);  // columns 6..9 -= V[:, 1:4] C1
+    be->update_block(10, 2, C2.data(), 3, 2, 3); // columns 2..4 -= V[:, 10:12] C2
+    be->update_block(0, 0, nullptr, 0, 5, 2);    // an empty sum
+  }
+  EXPECT_EQ(host_log_, before_host);
+  EXPECT_EQ(cuda_log_, before_cuda);
+  const auto coef = [](const std::vector<double> &C, int ldc, int k, int j) {
+    return std::vector<double>(C.begin() + j * ldc, C.begin() + j * ldc + k);
+  };
+  for (int j = 0; j < 4; ++j) expect_column(6 + j, subtract_tolerance(c, coef(C1, 5, 3, j), 1, 6 + j));
+  for (int j = 0; j < 3; ++j) expect_column(2 + j, subtract_tolerance(c, coef(C2, 3, 2, j), 10, 2 + j));
+  for (int j : {0, 1, 5, 10, 11}) expect_column(j); // untouched
+}
+
+TEST_P(CudaBackendOps, TransformBlockIsEquivalentToRef)
+{
+  std::uint64_t seed = 8400;
+  for (auto [col, b, ldm] : std::vector<std::tuple<int, int, int>>{{3, 5, 7}, {0, 1, 2}, {4, 8, 9}, {11, 1, 1}}) {
+    SCOPED_TRACE("col " + std::to_string(col) + " b " + std::to_string(b) + " ldm " + std::to_string(ldm));
+    sync_from_host();
+    const auto c = columns(*host_);
+    const std::vector<double> M = random_vector(static_cast<std::size_t>(ldm * b), seed++);
+    host_->transform_block(col, b, M.data(), ldm);
+    cuda_->transform_block(col, b, M.data(), ldm);
+    for (int j = 0; j < b; ++j) {
+      std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
+      for (index_t i = 0; i < n_; ++i)
+        for (int l = 0; l < b; ++l) tol[i] += 2 * (b + 1) * eps * std::abs(M[l + j * ldm] * c[col + l][i]);
+      expect_column(col + j, tol);
+    }
+    for (int j = 0; j < kColumns; ++j)
+      if (j < col || j >= col + b) expect_column(j);
+  }
+}
+
+TEST_P(CudaBackendOps, BlockBadArgumentsThrowLikeRef)
+{
+  std::vector<double> out(256), C(64, 1.0);
+  for (Backend *be : {static_cast<Backend *>(host_.get()), cuda_.get()}) {
+    SCOPED_TRACE(be->name());
+    EXPECT_THROW(be->apply_operator_block(0, 2, 3), Error);  // overlapping blocks
+    EXPECT_THROW(be->apply_operator_block(0, 4, -1), Error); // b < 0
+    EXPECT_THROW(be->apply_operator_block(0, 10, 3), Error); // past the basis
+    EXPECT_THROW(be->project_block(0, 2, 11, 2, out.data()), Error);
+    EXPECT_THROW(be->update_block(0, 3, C.data(), 2, 5, 2), Error);  // ldc < k
+    EXPECT_THROW(be->update_block(0, 3, C.data(), 3, 2, 2), Error);  // updated columns among the subtracted
+    EXPECT_THROW(be->update_block(0, 3, C.data(), 3, 11, 2), Error); // past the basis
+    EXPECT_THROW(be->transform_block(3, 4, C.data(), 3), Error);     // ldm < b
+    EXPECT_THROW(be->transform_block(10, 3, C.data(), 3), Error);    // past the basis
+    // b = 0: nothing to do
+    EXPECT_NO_THROW(be->apply_operator_block(0, 0, 0));
+    EXPECT_NO_THROW(be->project_block(0, 2, 3, 0, out.data()));
+    EXPECT_NO_THROW(be->update_block(0, 2, C.data(), 2, 5, 0));
+    EXPECT_NO_THROW(be->transform_block(0, 0, C.data(), 1));
+  }
+  // Where the reference does not check (it would index out[-1]).
+  EXPECT_THROW(cuda_->project_block(0, -1, 3, 2, out.data()), Error);
+  EXPECT_THROW(cuda_->update_block(0, -1, C.data(), 1, 3, 2), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, CudaBackendOps,
                          ::testing::Combine(::testing::Values(KernelFlavor::Custom, KernelFlavor::Vendor),
                                             ::testing::ValuesIn(odd_sizes())),
@@ -435,6 +534,215 @@ TEST_F(DeviceOperators, MismatchedOperatorIsRejected)
   config.local_size = config.global_size = 10;
   EXPECT_THROW(make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1)), Error);
   EXPECT_THROW(make_cuda_backend(config, nullptr), Error);
+}
+
+/// y = A x for a host CSR matrix, and sum_j |a_ij x_j| (the scale of y_i) when `absolute`.
+void csr_apply(const Csr &A, const double *x, double *y, bool absolute = false)
+{
+  for (index_t r = 0; r < A.rows; ++r) {
+    double s = 0;
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) s += absolute ? std::abs(A.values[j] * x[A.colind[j]]) : A.values[j] * x[A.colind[j]];
+    y[r] = s;
+  }
+}
+
+CsrView csr_view(const Csr &A)
+{
+  return {A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(), A.colind.data(), A.values.data()};
+}
+
+/// op->apply_block on X (cols x b, leading dimension cols + 3) into a NaN-poisoned Y (rows x b, rows + 2),
+/// against y = A x column by column on the host (`apply`, `scale` as csr_apply), within 2 (terms + 1)
+/// eps of the scale; Y's padding rows stay untouched. The shapes change from call to call, b = 5 twice.
+void expect_apply_block(const DeviceOperator &op, const std::function<void(const double *, double *, bool)> &apply,
+                        index_t terms, cudaStream_t stream, std::uint64_t seed)
+{
+  const index_t rows = op.rows(), cols = op.cols(), ldx = cols + 3, ldy = rows + 2;
+  for (int b : {5, 8, 1, 5}) {
+    SCOPED_TRACE("b " + std::to_string(b));
+    const std::vector<double> X = random_vector(static_cast<std::size_t>(ldx * b), seed + b);
+    DeviceBuffer<double> dx = upload(X), dy(static_cast<std::size_t>(ldy * b));
+    poison(dy.data(), dy.size());
+    op.apply_block(dx.data(), ldx, dy.data(), ldy, b, stream);
+    const std::vector<double> Y = download(dy.data(), dy.size());
+    std::vector<double> ref(static_cast<std::size_t>(rows)), scale(ref.size());
+    for (int j = 0; j < b; ++j) {
+      apply(X.data() + j * ldx, ref.data(), false);
+      apply(X.data() + j * ldx, scale.data(), true);
+      for (index_t i = 0; i < rows; ++i)
+        ASSERT_LE(std::abs(Y[i + j * ldy] - ref[i]), 2 * (terms + 1) * eps * scale[i]) << "row " << i << " column " << j;
+      for (index_t i = rows; i < ldy; ++i) ASSERT_TRUE(std::isnan(Y[i + j * ldy])) << "padding row " << i << " written";
+    }
+  }
+}
+
+TEST_F(DeviceOperators, DenseApplyBlockIsEquivalentToRef)
+{
+  std::uint64_t seed = 10000;
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto [rows, cols, ld] : std::vector<std::tuple<index_t, index_t, index_t>>{
+             {0, 0, 1}, {1, 1, 1}, {31, 33, 35}, {33, 31, 33}, {1000, 1000, 1003}, {4097, 100, 4097}, {100, 4097, 101}, {5, 0, 5}}) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " ld " + std::to_string(ld));
+      const Dense A = random_dense(rows, cols, ld, seed += 11);
+      const auto op = make_dense_operator(A.view(), f, -1);
+      const auto apply = [&A](const double *x, double *y, bool absolute) {
+        if (!absolute) return A.apply(x, y);
+        const std::vector<double> s = A.scale(x);
+        std::copy(s.begin(), s.end(), y);
+      };
+      expect_apply_block(*op, apply, cols, stream(), seed);
+    }
+}
+
+TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
+{
+  std::uint64_t seed = 10500;
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
+             {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {1000, 1000, 0.3}, {4097, 4097, 17.0}, {33, 10, 2.0}, {5, 9, 0.0}}) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+      const Csr A = random_csr(rows, cols, mean, seed += 7);
+      const auto op = make_csr_operator(csr_view(A), f, -1);
+      index_t longest = 0;
+      for (index_t r = 0; r < rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
+      expect_apply_block(
+          *op, [&A](const double *x, double *y, bool absolute) { csr_apply(A, x, y, absolute); }, longest, stream(), seed);
+    }
+}
+
+TEST_F(DeviceOperators, ApplyBlockBadArgumentsThrow)
+{
+  const Dense A = random_dense(9, 9, 9, 1);
+  const Csr S = laplacian(3); // 9 x 9
+  DeviceBuffer<double> x(9 * 3), y(9 * 3);
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (const auto &op : {make_dense_operator(A.view(), f, -1), make_csr_operator(csr_view(S), f, -1),
+                           make_callback_operator(9, 9, [](const double *, double *, void *) {}, "nothing", -1)}) {
+      SCOPED_TRACE(op->description());
+      EXPECT_THROW(op->apply_block(x.data(), 8, y.data(), 9, 3, stream()), Error); // ldx < cols
+      EXPECT_THROW(op->apply_block(x.data(), 9, y.data(), 8, 3, stream()), Error); // ldy < rows
+      EXPECT_THROW(op->apply_block(x.data(), 9, y.data(), 9, -1, stream()), Error);
+      EXPECT_NO_THROW(op->apply_block(x.data(), 9, y.data(), 9, 0, stream()));
+    }
+}
+
+/// apply_operator_block through the backend, for every kind of operator: dense and CSR (both flavors),
+/// a callback (the default loop) and the host-apply fallback; the reference is the host backend.
+TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
+{
+  constexpr int kCols = 17;
+  for (index_t n : odd_sizes()) {
+    const Dense A = random_dense(n, n, n + 1, 11000 + n, true);
+    // (cuSPARSE refuses more entries than rows x cols, which random_csr's repeated columns can give on tiny sizes)
+    const Csr S = random_csr(n, n, n < 8 ? 0.2 : 3.0, 11500 + n);
+    const auto dense = [&A](const double *x, double *y) { A.apply(x, y); };
+    const auto sparse = [&S](const double *x, double *y) { csr_apply(S, x, y); };
+    const auto twice_host = [n](const double *x, double *y) {
+      for (index_t i = 0; i < n; ++i) y[i] = 2 * x[i];
+    };
+    const auto twice = [n](const double *x, double *y, void *s) {
+      const auto stream = static_cast<cudaStream_t>(s);
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      kernels::scale(n, 2.0, y, stream);
+    };
+    struct Case {
+      std::string name;
+      std::shared_ptr<const DeviceOperator> op; // null: the host-apply fallback
+      HostApply host;
+    };
+    const std::vector<Case> cases{
+        {"dense custom", make_dense_operator(A.view(), KernelFlavor::Custom, -1), dense},
+        {"dense vendor", make_dense_operator(A.view(), KernelFlavor::Vendor, -1), dense},
+        {"CSR custom", make_csr_operator(csr_view(S), KernelFlavor::Custom, -1), sparse},
+        {"CSR vendor", make_csr_operator(csr_view(S), KernelFlavor::Vendor, -1), sparse},
+        {"callback", make_callback_operator(n, n, twice, "2 I", -1), twice_host},
+        {"host fallback", nullptr, dense}};
+    for (const Case &c : cases) {
+      SCOPED_TRACE(c.name + " n " + std::to_string(n));
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      auto cuda = c.op ? make_cuda_backend(config, c.op) : make_cuda_backend(config, nullptr, c.host);
+      HostBackend host(n, n, 0, c.host);
+      cuda->resize_basis(kCols);
+      host.resize_basis(kCols);
+      for (int j = 0; j < kCols; ++j) {
+        host.set_random(j, 300 + j);
+        cuda->set_random(j, 300 + j);
+      }
+      for (auto [src, dst, b] : std::vector<std::tuple<int, int, int>>{{0, 8, 5}, {9, 0, 8}, {16, 3, 1}, {1, 9, 8}}) {
+        SCOPED_TRACE("src " + std::to_string(src) + " dst " + std::to_string(dst) + " b " + std::to_string(b));
+        host.apply_operator_block(src, dst, b);
+        cuda->apply_operator_block(src, dst, b);
+        std::vector<double> got(static_cast<std::size_t>(n));
+        for (int j = 0; j < b; ++j) {
+          // scale: the dense product's |A| |x| bounds the CSR one too (its rows are at most n + 60 long)
+          const std::vector<double> x = [&] {
+            std::vector<double> v(static_cast<std::size_t>(n));
+            cuda->get_column(src + j, v.data());
+            return v;
+          }();
+          std::vector<double> scale(static_cast<std::size_t>(n));
+          if (c.name.rfind("CSR", 0) == 0)
+            csr_apply(S, x.data(), scale.data(), true);
+          else
+            scale = A.scale(x.data());
+          if (c.name == "callback")
+            for (index_t i = 0; i < n; ++i) scale[i] = 2 * std::abs(x[i]);
+          cuda->get_column(dst + j, got.data());
+          const double *ref = host.column(dst + j);
+          for (index_t i = 0; i < n; ++i)
+            ASSERT_LE(std::abs(got[i] - ref[i]), 2 * (n + 64) * eps * scale[i]) << "column " << dst + j << " row " << i;
+        }
+        // Make both bases equal again for the next case (the sources of later cases include these columns).
+        for (int j = 0; j < b; ++j) cuda->set_column(dst + j, host.column(dst + j));
+      }
+    }
+  }
+}
+
+// --- block operations on long vectors: transform_block in row blocks ---
+
+TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)
+{
+  // 200 columns of 50001 rows: rotate's workspace holds 2^23 / 200 = 41943 rows, so transform_block runs
+  // in two row blocks; project_block's gemms reduce over 50001 rows.
+  const index_t n = 50001;
+  const int ncols = 200, col = 191, b = 8, ldm = 9;
+  const auto identity = [n](const double *x, double *y) { std::copy(x, x + n, y); };
+  BackendConfig config;
+  config.local_size = config.global_size = n;
+  auto cuda = make_cuda_backend(config, nullptr, identity);
+  HostBackend host(n, n, 0, identity);
+  cuda->resize_basis(ncols);
+  host.resize_basis(ncols);
+  for (int j = col - 1; j <= col + b; ++j) {
+    host.set_random(j, 600 + j);
+    cuda->set_random(j, 600 + j);
+  }
+  std::vector<std::vector<double>> c(static_cast<std::size_t>(b + 2));
+  for (int j = 0; j < b + 2; ++j) c[j].assign(host.column(col - 1 + j), host.column(col - 1 + j) + n);
+  const int k = 1, ld = k + b;
+  std::vector<double> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
+  host.project_block(col - 1, k, col, b, ref.data());
+  cuda->project_block(col - 1, k, col, b, got.data());
+  for (int j = 0; j < b; ++j)
+    for (int i = 0; i < ld; ++i)
+      ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 4 * (n + 1) * eps * dot_abs(c[i], c[j + 1]))
+          << "projection entry (" << i << ", " << j << ")";
+  const std::vector<double> M = random_vector(static_cast<std::size_t>(ldm * b), 8500);
+  host.transform_block(col, b, M.data(), ldm);
+  cuda->transform_block(col, b, M.data(), ldm);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (int j = -1; j <= b; ++j) {
+    cuda->get_column(col + j, v.data());
+    const double *r = host.column(col + j);
+    for (index_t i = 0; i < n; ++i) {
+      double tol = 0; // the columns beside the block are untouched: exact
+      if (j >= 0 && j < b)
+        for (int l = 0; l < b; ++l) tol += 2 * (b + 1) * eps * std::abs(M[l + j * ldm] * c[l + 1][i]);
+      ASSERT_LE(std::abs(v[i] - r[i]), tol) << "column " << col + j << " row " << i;
+    }
+  }
 }
 
 // --- whole Lanczos steps: expand ---------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ typedef struct {
   EPSConv  conv;
   EPSCUDALanczosVariant variant;
   Vec      initial;
+  PetscInt block; /* EPSCUDALanczosSetBlockSize, 0: not called */
 } Solve;
 
 static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal *eig, PetscReal *worst_residual, PetscInt *its)
@@ -90,6 +91,7 @@ static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal
   if (s->initial) PetscCall(EPSSetInitialSpace(eps, 1, (Vec *)&s->initial));
   PetscCall(EPSSetFromOptions(eps));
   if (!strcmp(s->type, EPSCUDALANCZOS)) PetscCall(EPSCUDALanczosSetVariant(eps, s->variant));
+  if (!strcmp(s->type, EPSCUDALANCZOS) && s->block) PetscCall(EPSCUDALanczosSetBlockSize(eps, s->block));
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, nconv));
   PetscCall(EPSGetIterationNumber(eps, its));
@@ -197,7 +199,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
-  Solve base = {EPSKRYLOVSCHUR, 1, 0, EPS_LARGEST_REAL, 0, 0, 0, (EPSConv)0, EPS_CUDALANCZOS_THICK_RESTART, NULL};
+  Solve base = {EPSKRYLOVSCHUR, 1, 0, EPS_LARGEST_REAL, 0, 0, 0, (EPSConv)0, EPS_CUDALANCZOS_THICK_RESTART, NULL, 0};
   Solve s;
 
   s = base, s.nev = 5;
@@ -230,6 +232,65 @@ int main(int argc, char **argv)
   PetscCall(Compare("n=1", LAPLACIAN_1D, 1, s));
   s = base, s.nev = 5, s.ncv = 30;
   PetscCall(Compare("n < default ncv (n=12, nev 5)", LAPLACIAN_1D, 12, s));
+
+  /* Block steps (EPSCUDALanczosSetBlockSize): the same answers. */
+  s = base, s.nev = 6, s.which = EPS_LARGEST_REAL, s.block = 4;
+  PetscCall(Compare("block size 4: diagonal with double eigenvalues n=100, 6 largest", DIAGONAL, 100, s));
+  s = base, s.nev = 5, s.which = EPS_SMALLEST_REAL, s.block = 3, s.ncv = 40;
+  PetscCall(Compare("block size 3, ncv 40: 1-D Laplacian n=150, 5 smallest", LAPLACIAN_1D, 150, s));
+  s = base, s.nev = 4, s.which = EPS_LARGEST_MAGNITUDE, s.block = 2;
+  PetscCall(Compare("block size 2: dense random n=300, 4 largest magnitude", DENSE_RANDOM, 300, s));
+  s = base, s.nev = 3, s.block = 8;
+  PetscCall(Compare("block size 8 on n=20 (too small: single-vector steps)", LAPLACIAN_1D, 20, s));
+  {
+    Mat       A;
+    EPS       eps;
+    PetscBool found, fallback;
+    PetscInt  bs, ncv;
+    char      detail[160];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
+    for (int small = 0; small <= 1; ++small) {
+      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+      PetscCall(EPSSetOperators(eps, A, NULL));
+      PetscCall(EPSSetProblemType(eps, EPS_HEP));
+      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      PetscCall(EPSSetDimensions(eps, 4, small ? 20 : PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSCUDALanczosSetBlockSize(eps, small ? 16 : 4));
+      PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSGetDimensions(eps, NULL, &ncv, NULL));
+      PetscCall(ViewLine(eps, small ? "block size: 16 vectors per step" : "block size: 4 vectors per step", NULL, 0, &found));
+      PetscCall(ViewLine(eps, "single-vector steps", NULL, 0, &fallback));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "block size %" PetscInt_FMT ", ncv %" PetscInt_FMT ", view line %s, fallback line %s", bs, ncv,
+                              found ? "printed" : "absent", fallback ? "printed" : "absent"));
+      if (!small)
+        PetscCall(Check((PetscBool)(bs == 4 && ncv == 4 + 16 * 4 && found && !fallback), "block size 4: ncv nev + 16 blocks, -eps_view shows the block size", detail));
+      else
+        PetscCall(Check((PetscBool)(bs == 16 && ncv == 20 && found && !fallback), "block size 16 with ncv 20 = nev + block size is accepted", detail));
+      PetscCall(EPSDestroy(&eps));
+    }
+    /* Refused: block steps with the thesis variant, with partial reorthogonalization, with ncv < nev + block
+       size, and a block size below 1. */
+    for (int bad = 0; bad < 4; ++bad) {
+      static const char *names[] = {"block size 2 with the thesis variant is refused", "block size 2 with partial reorthogonalization is refused",
+                                    "block size 4 with ncv < nev + 4 is refused", "block size 0 is refused"};
+      PetscErrorCode      ierr;
+      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+      PetscCall(EPSSetOperators(eps, A, NULL));
+      PetscCall(EPSSetProblemType(eps, EPS_HEP));
+      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      if (bad == 0) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
+      if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
+      if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DEFAULT));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = EPSCUDALanczosSetBlockSize(eps, bad == 3 ? 0 : bad == 2 ? 4 : 2);
+      if (!ierr) ierr = EPSSolve(eps);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(Check((PetscBool)(ierr != 0), names[bad], ierr ? "refused with a PETSc error" : "was accepted"));
+      PetscCall(EPSDestroy(&eps));
+    }
+    PetscCall(MatDestroy(&A));
+  }
 
   /* Identity and zero: every vector is an eigenvector; beta = 0 at the first step (breakdown). */
   {

@@ -1,0 +1,497 @@
+#include "core/block_lanczos.hpp"
+
+#include "core/driver_support.hpp"
+#include "core/symmetric_eigen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace cudalanczos::detail {
+
+bool block_variant_applies(const Settings &s, index_t n)
+{
+  return s.variant == Variant::ThickRestart && s.block_size > 1 && static_cast<index_t>(s.ncv) + s.block_size <= n;
+}
+
+namespace {
+
+using Matrix = std::vector<double>; // column-major
+
+class BlockDriver {
+public:
+  BlockDriver(Backend &b, const Settings &s, const Callbacks &c)
+      : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), B_(s.block_size), m_(s.ncv), ld_(s.ncv + s.block_size)
+  {
+  }
+
+  Result run()
+  {
+    validate();
+    Result r = thick_restart();
+    r.matvecs = matvecs_;
+    r.reductions = reductions_;
+    r.breakdowns = breakdowns_;
+    r.full_reorthogonalizations = full_passes_;
+    r.ncv_used = m_;
+    r.block_size = B_;
+    r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
+    return r;
+  }
+
+private:
+  void validate() const
+  {
+    if (s_.nev < 1) throw Error("nev must be at least 1");
+    if (s_.ncv < s_.nev + B_)
+      throw Error("the block variant needs ncv >= nev + block size (ncv = " + std::to_string(s_.ncv) + ", nev = " +
+                  std::to_string(s_.nev) + ", block size = " + std::to_string(B_) + ")");
+    if (s_.reorthogonalization != Reorthogonalization::Full)
+      throw Error(std::string("the block variant orthogonalizes fully; ") + to_string(s_.reorthogonalization) +
+                  " reorthogonalization needs block size 1");
+    if (!(s_.tol > 0)) throw Error("tol must be positive");
+    if (s_.max_it < 1) throw Error("max_it must be at least 1");
+    if (b_.basis_columns() < ld_) throw Error("the backend's basis is too small for ncv + block size");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Orthonormalization of a block.
+  //
+  // W = V[:, col:col+B] is orthogonalized against V[:, 0:k] by block classical Gram-Schmidt, twice
+  // (the second pass takes what rounding left of the first: at rounding level unless W was nearly in
+  // the span, which the SVQB below sees), then orthonormalized by SVQB: with the Gram matrix
+  // G = W^T W = U L U^T, Q = W U L^(-1/2) and R = L^(1/2) U^T, so that W_in = V[:, 0:k] C + Q R.
+  // A direction whose L_i is below `floor2` is numerically in the span: its row of R is zero and Q
+  // gets a fresh random direction there (a breakdown, as beta = 0 in the single-vector step).
+  // SVQB's orthogonality is about eps / (L_i / ||W||^2), and a direction that lost most of its length
+  // also carries the span's rounding-level components, magnified by as much: where L_min falls below
+  // sqrt(eps) of what the pass started from, Q gets one more Gram-Schmidt pass and SVQB (DGKS for
+  // blocks), in which a direction that loses half its length again counts as in the span.
+  // `before` receives diag(W^T W) before any pass. Returns false when the basis spans the whole space
+  // (no fresh direction exists): the block then has zero columns.
+  bool orthonormalize(int k, int col, bool from_operator, Matrix &C, Matrix &R, std::vector<double> &before)
+  {
+    const int B = B_, ld = k + B;
+    Matrix P(static_cast<std::size_t>(ld) * B), G(static_cast<std::size_t>(B) * B);
+    C.assign(static_cast<std::size_t>(k) * B, 0.0);
+    before.assign(B, 0.0);
+    // Pass 1: projections and the Gram matrix before.
+    b_.project_block(0, k, col, B, P.data());
+    ++reductions_;
+    for (int j = 0; j < B; ++j) {
+      before[j] = P[k + j + static_cast<std::size_t>(j) * ld];
+      check_finite(before[j], "||A v||");
+    }
+    double scale = *std::max_element(before.begin(), before.end());
+    if (k > 0) {
+      b_.update_block(0, k, P.data(), ld, col, B);
+      accumulate(P, k, C);
+      // Pass 2: what rounding left; its Gram matrix is W^T W after pass 1.
+      b_.project_block(0, k, col, B, P.data());
+      ++reductions_;
+      b_.update_block(0, k, P.data(), ld, col, B);
+      accumulate(P, k, C);
+      gram_after(P, k, G);
+      scale = 0;
+      for (int j = 0; j < B; ++j) scale = std::max(scale, P[k + j + static_cast<std::size_t>(j) * ld]);
+      ++full_passes_;
+    } else {
+      gram_after(P, 0, G);
+    }
+    // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
+    // as in the single-vector step; for a block of random vectors, relative to their length.
+    for (double x : before) anorm_ = from_operator ? std::max(anorm_, std::sqrt(x)) : anorm_;
+    const double floor = from_operator ? 16 * eps * anorm_ * std::sqrt(static_cast<double>(ld + 1))
+                                       : eps * std::sqrt(scale * ld);
+    std::vector<char> dead(B, 0);
+    Matrix M;
+    const double smallest = svqb(G, floor * floor, M, R, dead);
+    b_.transform_block(col, B, M.data(), B);
+    if (k > 0 && smallest < std::sqrt(eps) * scale) {
+      b_.project_block(0, k, col, B, P.data());
+      ++reductions_;
+      b_.update_block(0, k, P.data(), ld, col, B);
+      Matrix C3(static_cast<std::size_t>(k) * B, 0.0), M2, R2;
+      accumulate(P, k, C3);
+      gram_after(P, k, G);
+      std::fill(dead.begin(), dead.end(), 0); // Q's dead columns are zero: they die again here
+      svqb(G, 0.5, M2, R2, dead); // Q had unit columns: half of one lost again means in the span
+      b_.transform_block(col, B, M2.data(), B);
+      // W = V C + Q1 R, Q1 = V C3 + Q2 R2: W = V (C + C3 R) + Q2 (R2 R).
+      const Matrix C3R = multiply(C3, k, R, B, B), R2R = multiply(R2, B, R, B, B);
+      for (std::size_t i = 0; i < C.size(); ++i) C[i] += C3R[i];
+      R = R2R;
+    }
+    for (int j = 0; j < B; ++j)
+      if (dead[j] && !fresh_column(col + j, col + B)) return false;
+    return true;
+  }
+
+  // C += P[0:k, :] (P has leading dimension k + B).
+  void accumulate(const Matrix &P, int k, Matrix &C) const
+  {
+    for (int j = 0; j < B_; ++j)
+      for (int i = 0; i < k; ++i) C[i + static_cast<std::size_t>(j) * k] += P[i + static_cast<std::size_t>(j) * (k + B_)];
+  }
+
+  // G = (Gram block of P) - P[0:k]^T P[0:k]: the Gram matrix of W after subtracting V P[0:k] from it
+  // (V orthonormal), symmetrized.
+  void gram_after(const Matrix &P, int k, Matrix &G) const
+  {
+    const int B = B_, ld = k + B;
+    G.assign(static_cast<std::size_t>(B) * B, 0.0);
+    for (int j = 0; j < B; ++j)
+      for (int i = 0; i < B; ++i) {
+        double g = 0.5 * (P[k + i + static_cast<std::size_t>(j) * ld] + P[k + j + static_cast<std::size_t>(i) * ld]);
+        for (int l = 0; l < k; ++l) g -= P[l + static_cast<std::size_t>(i) * ld] * P[l + static_cast<std::size_t>(j) * ld];
+        G[i + static_cast<std::size_t>(j) * B] = g;
+      }
+  }
+
+  // SVQB on the Gram matrix G (B x B): M = U L^(-1/2) and R = L^(1/2) U^T, with directions whose L_i is
+  // at most `floor2` marked dead (their column of M and row of R are zero). Returns the smallest L_i
+  // kept (or 0 when one died). Directions are ordered by decreasing L, so the block's first column is
+  // its longest direction.
+  double svqb(Matrix G, double floor2, Matrix &M, Matrix &R, std::vector<char> &dead) const
+  {
+    const int B = B_;
+    std::vector<double> L(B);
+    Matrix U(static_cast<std::size_t>(B) * B);
+    symmetric_eigen(B, G.data(), B, L.data(), U.data(), B);
+    for (double x : L) check_finite(x, "the block's Gram matrix");
+    std::vector<int> idx(B);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return L[a] > L[b]; });
+    M.assign(static_cast<std::size_t>(B) * B, 0.0);
+    R.assign(static_cast<std::size_t>(B) * B, 0.0);
+    double smallest = L[idx[0]];
+    for (int q = 0; q < B; ++q) {
+      const int i = idx[q];
+      if (!(L[i] > floor2)) {
+        dead[q] = 1;
+        smallest = 0;
+        continue;
+      }
+      smallest = std::min(smallest, L[i]);
+      const double s = std::sqrt(L[i]);
+      for (int r = 0; r < B; ++r) {
+        M[r + static_cast<std::size_t>(q) * B] = U[r + static_cast<std::size_t>(i) * B] / s;
+        R[q + static_cast<std::size_t>(r) * B] = s * U[r + static_cast<std::size_t>(i) * B];
+      }
+    }
+    return smallest;
+  }
+
+  static Matrix multiply(const Matrix &X, int rows, const Matrix &Y, int inner, int cols)
+  {
+    Matrix Z(static_cast<std::size_t>(rows) * cols, 0.0);
+    for (int j = 0; j < cols; ++j)
+      for (int l = 0; l < inner; ++l) {
+        const double y = Y[l + static_cast<std::size_t>(j) * inner];
+        for (int i = 0; i < rows; ++i) Z[i + static_cast<std::size_t>(j) * rows] += X[i + static_cast<std::size_t>(l) * rows] * y;
+      }
+    return Z;
+  }
+
+  // Column j becomes a random unit vector orthogonal to columns 0..end-1 other than itself (two
+  // Gram-Schmidt passes, single columns). False when none exists numerically.
+  bool fresh_column(int j, int end)
+  {
+    ++breakdowns_;
+    std::vector<double> h(static_cast<std::size_t>(end) + 1);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      b_.set_random(j, next_seed());
+      double after[2] = {0, 0};
+      for (double &a : after) {
+        if (j > 0) {
+          b_.project(0, j, j, h.data());
+          a = b_.subtract(0, j, h.data(), j);
+          reductions_ += 2;
+        }
+        if (end > j + 1) {
+          b_.project(j + 1, end - j - 1, j, h.data());
+          a = b_.subtract(j + 1, end - j - 1, h.data(), j);
+          reductions_ += 2;
+        }
+      }
+      if (after[1] > 0 && after[1] >= kDgksEta2 * after[0]) {
+        b_.scale(j, 1.0 / std::sqrt(after[1]));
+        return true;
+      }
+    }
+    b_.scale(j, 0.0);
+    return false;
+  }
+
+  std::uint64_t next_seed() { return s_.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(++seeds_); }
+
+  // The start block: column 0 is the caller's vector or a random one, the others random.
+  bool start_block()
+  {
+    if (!s_.initial_vector) b_.set_random(0, s_.seed);
+    for (int j = 1; j < B_; ++j) b_.set_random(j, next_seed());
+    Matrix C, R;
+    std::vector<double> before;
+    return orthonormalize(0, 0, false, C, R, before);
+  }
+
+  // One block step: W = A V[:, c:c+B] into columns c+B..c+2B-1, orthonormalized against the basis;
+  // fills the projected matrix's columns c..c+B-1 and the coupling R below them. Coefficients against
+  // the locked columns are dropped (their residuals are below tol: locking). False when the space is
+  // exhausted.
+  bool block_step(int c, int locked)
+  {
+    const int B = B_, w = c + B;
+    b_.apply_operator_block(c, w, B);
+    matvecs_ += B;
+    Matrix C, R;
+    std::vector<double> before;
+    const bool ok = orthonormalize(w, w, true, C, R, before);
+    for (int j = 0; j < B; ++j)
+      for (int i = 0; i < w; ++i) {
+        const double v = i < locked ? 0.0 : C[i + static_cast<std::size_t>(j) * w];
+        check_finite(v, "a block step's coefficient");
+        H(i, c + j) = v;
+        H(c + j, i) = v;
+      }
+    for (int j = 0; j < B; ++j)
+      for (int i = 0; i < j; ++i) H(c + i, c + j) = H(c + j, c + i) = 0.5 * (H(c + i, c + j) + H(c + j, c + i));
+    for (int j = 0; j < B; ++j) {
+      anorm_ = std::max(anorm_, std::abs(H(c + j, c + j)));
+      for (int i = 0; i < B; ++i) H(w + i, c + j) = H(c + j, w + i) = R[i + static_cast<std::size_t>(j) * B];
+    }
+    return ok;
+  }
+
+  // The Ritz pairs of the active block H[locked:e, locked:e], best first by `which`, with residuals
+  // ||R y_last|| (R: the coupling of the last block to the residual block at e).
+  struct RitzPairs {
+    int na = 0;
+    std::vector<double> w, Y, res, err;
+    std::vector<int> order;
+  };
+  RitzPairs ritz_pairs(int locked, int e) const
+  {
+    RitzPairs rp;
+    const int na = rp.na = e - locked;
+    Matrix A(static_cast<std::size_t>(na) * na);
+    rp.Y.resize(A.size());
+    rp.w.resize(na);
+    for (int j = 0; j < na; ++j)
+      for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
+    symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
+    std::vector<double> key(na);
+    for (int i = 0; i < na; ++i) key[i] = badness(s_, c_.eigenvalue(rp.w[i] - s_.shift));
+    rp.order.resize(na);
+    std::iota(rp.order.begin(), rp.order.end(), 0);
+    std::stable_sort(rp.order.begin(), rp.order.end(), [&](int a, int b) { return key[a] < key[b]; });
+    rp.res.resize(na);
+    rp.err.resize(na);
+    for (int q = 0; q < na; ++q) {
+      const int i = rp.order[q];
+      double r2 = 0;
+      for (int r = 0; r < B_; ++r) {
+        double t = 0;
+        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * rp.Y[(na - B_ + l) + static_cast<std::size_t>(i) * na];
+        r2 += t * t;
+      }
+      rp.res[q] = std::sqrt(r2);
+      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
+    }
+    return rp;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The thick-restart loop of the single-vector driver (lanczos_driver.cpp) with block steps: a cycle
+  // extends the basis from the kept columns by whole blocks up to m columns, the active block of the
+  // projected matrix is diagonalized, converged pairs are locked, the best half of the rest kept, and
+  // the residual block follows them. Verification rounds start from a fresh random block; their first
+  // cycle K_s(A, X) contains K_s(A, x_1), so the certificate counts s block steps.
+  Result thick_restart()
+  {
+    H_.assign(static_cast<std::size_t>(ld_) * ld_, 0.0);
+    auto key = [&](double value) { return badness(s_, c_.eigenvalue(value)); };
+    const int m = m_, B = B_;
+    int locked = 0, top = 0; // top: columns whose projection is known; the block at top is the next to expand
+    bool verifying = false;
+    int found = 0;
+    std::vector<double> locked_theta, locked_err, theta_all, err_all;
+    Result r;
+    bool exhausted = !start_block();
+
+    auto wanted_edge = [&](double &worst, double &slack) {
+      std::vector<double> keys;
+      for (double t : locked_theta) keys.push_back(key(t));
+      std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
+      worst = keys[s_.nev - 1];
+      slack = s_.tol * std::max(std::abs(worst), anorm_);
+    };
+
+    for (r.its = 1;; ++r.its) {
+      int e = top;
+      while (!exhausted && e + B <= m) {
+        exhausted = !block_step(e, locked);
+        e += B;
+      }
+      const int steps = (e - top) / B;
+      RitzPairs rp = ritz_pairs(locked, e);
+      const int na = rp.na;
+      const std::vector<double> &w = rp.w, &Y = rp.Y, &err = rp.err, &res = rp.res;
+      const std::vector<int> &order = rp.order;
+      int newconv = 0;
+      while (newconv < na && err[newconv] < s_.tol) ++newconv;
+      const int nconv = locked + newconv;
+
+      theta_all.assign(locked_theta.begin(), locked_theta.end());
+      err_all.assign(locked_err.begin(), locked_err.end());
+      for (int q = 0; q < na; ++q) {
+        theta_all.push_back(w[order[q]] - s_.shift);
+        err_all.push_back(err[q]);
+      }
+      if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), e);
+
+      bool done = false, inject = false;
+      if (exhausted) {
+        done = true;
+        r.reason = nconv >= s_.nev ? Reason::Converged : Reason::Breakdown;
+      } else if (nconv >= s_.nev && verifying) {
+        double worst = 0, slack = 0;
+        wanted_edge(worst, slack);
+        for (int q = 0; q < newconv; ++q)
+          if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
+        const bool settled = err[0] <= std::sqrt(s_.tol);
+        const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
+                              (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
+        const bool certified = verify_fresh_ && found == 0 &&
+                               certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
+        if (certified) ++r.certificates;
+        if (((complete || certified) && found == 0) || m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
+        else if (complete) inject = true;
+        else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
+      } else if (nconv >= s_.nev) {
+        if (!s_.verify || m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
+        else verifying = inject = true;
+      } else if (c_.stop && c_.stop(r.its, nconv)) {
+        done = true, r.reason = Reason::UserStop;
+      } else if (r.its >= s_.max_it) {
+        done = true, r.reason = Reason::MaxIterations;
+      }
+      verify_fresh_ = inject;
+      if (inject) {
+        found = 0;
+        if (m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
+      }
+
+      // Kept: as in the single-vector driver, with room for at least one block step after them.
+      int keep;
+      if (done) keep = std::min(na, std::max(newconv, s_.nev - locked));
+      else if (inject) keep = newconv;
+      else keep = std::min({na, m - B - locked, newconv + std::max(1, (na - newconv) / 2)});
+
+      const int kcols = locked + keep;
+      Matrix Q(static_cast<std::size_t>(e) * kcols, 0.0);
+      for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * e] = 1.0;
+      for (int q = 0; q < keep; ++q)
+        for (int ii = 0; ii < na; ++ii) Q[(locked + ii) + static_cast<std::size_t>(locked + q) * e] = Y[ii + static_cast<std::size_t>(order[q]) * na];
+      b_.rotate(e, kcols, Q.data(), e);
+
+      if (done) {
+        r.nconv = std::min(nconv, kcols);
+        r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
+        r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+        sort_converged(r, key);
+        return r;
+      }
+
+      // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to
+      // the block that follows them (the arrow), and drops the locked ones'.
+      const int lock = std::min(newconv, keep);
+      std::fill(H_.begin(), H_.end(), 0.0);
+      for (int q = 0; q < lock; ++q) {
+        locked_theta.push_back(w[order[q]] - s_.shift);
+        locked_err.push_back(err[q]);
+      }
+      for (int i = 0; i < locked + lock; ++i) H(i, i) = locked_theta[i] + s_.shift;
+      for (int q = lock; q < keep; ++q) H(locked + q, locked + q) = w[order[q]];
+      if (inject) {
+        for (int j = 0; j < B; ++j) b_.set_random(kcols + j, next_seed());
+        Matrix C, R;
+        std::vector<double> before;
+        if (!orthonormalize(kcols, kcols, false, C, R, before)) { // the locked vectors span everything
+          r.nconv = nconv;
+          r.reason = Reason::Converged;
+          r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
+          r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+          sort_converged(r, key);
+          return r;
+        }
+      } else {
+        for (int j = 0; j < B; ++j) b_.copy_column(e + j, kcols + j); // ascending: safe if they overlap
+      }
+      locked += lock;
+      top = kcols;
+    }
+  }
+
+  // Puts the converged pairs in the order of `which` (locking appends them as they converge).
+  template <class Key> void sort_converged(Result &r, Key key)
+  {
+    const int k = r.nconv;
+    std::vector<int> perm(k);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return key(r.eigenvalues[a]) < key(r.eigenvalues[b]); });
+    bool identity = true;
+    for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
+    if (identity) return;
+    Matrix P(static_cast<std::size_t>(k) * k, 0.0);
+    std::vector<double> ev(k), er(k);
+    for (int j = 0; j < k; ++j) {
+      P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
+      ev[j] = r.eigenvalues[perm[j]];
+      er[j] = r.errors[perm[j]];
+    }
+    b_.rotate(k, k, P.data(), k);
+    std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
+    std::copy(er.begin(), er.end(), r.errors.begin());
+  }
+
+  // max |V^T V - I| over the first k columns.
+  double orthogonality(int k)
+  {
+    double worst = 0;
+    std::vector<double> h(static_cast<std::size_t>(k) + 1);
+    for (int j = 0; j < k; ++j) {
+      b_.project(0, j + 1, j, h.data());
+      for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
+    }
+    return worst;
+  }
+
+  double &H(int i, int j) { return H_[i + static_cast<std::size_t>(j) * ld_]; }
+  double H(int i, int j) const { return H_[i + static_cast<std::size_t>(j) * ld_]; }
+
+  Backend &b_;
+  Settings s_;
+  Callbacks c_;
+  index_t n_;
+  int B_;  // block size
+  int m_;  // basis size (complete columns of a cycle at most)
+  int ld_; // m_ + B_: the projected matrix's order, with the residual block's coupling
+  Matrix H_;
+  double anorm_ = 0;
+  long matvecs_ = 0, reductions_ = 0, full_passes_ = 0;
+  int breakdowns_ = 0;
+  int seeds_ = 0;
+  bool verify_fresh_ = false;
+};
+
+} // namespace
+
+Result solve_block(Backend &backend, const Settings &settings, const Callbacks &callbacks)
+{
+  return BlockDriver(backend, settings, callbacks).run();
+}
+
+} // namespace cudalanczos::detail
