@@ -100,7 +100,7 @@ static PetscErrorCode LapackWanted(Mat A, PetscInt nev, int which, PetscReal *wa
 }
 
 static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALanczosKernels kernels, PetscInt nev, EPSWhich which, PetscInt *nconv,
-                                PetscReal *eig, PetscReal *res, const char **used)
+                                PetscReal *eig, PetscReal *res, char *used, size_t usedlen)
 {
   EPS      eps;
   PetscInt i;
@@ -118,7 +118,11 @@ static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALan
   PetscCall(EPSSetFromOptions(eps));
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, nconv));
-  if (used) PetscCall(EPSCUDALanczosGetBackendInUse(eps, used));
+  if (used) { /* copied: the name lives in the EPS, destroyed below */
+    const char *name;
+    PetscCall(EPSCUDALanczosGetBackendInUse(eps, &name));
+    PetscCall(PetscStrncpy(used, name, usedlen));
+  }
   *res = 0;
   for (i = 0; i < PetscMin(*nconv, nev); ++i) {
     PetscScalar k;
@@ -157,14 +161,14 @@ int main(int argc, char **argv)
     PetscInt    n    = (c < 4) ? c + 1 : 10 + (PetscInt)(Uniform() * 1990), kind = c % 5, w = c % 4, nev = 1 + (PetscInt)(Uniform() * 8);
     PetscInt    nh, nd, i;
     PetscReal   eh[16], ed[16], el[16], rh, rd, diff = 0, diffl = 0, scale = 0;
-    const char *used = "";
+    char used[16] = "";
     char        name[128], detail[256];
     EPSCUDALanczosKernels kernels = (c % 3 == 0) ? EPS_CUDALANCZOS_KERNELS_CUSTOM : (c % 3 == 1 ? EPS_CUDALANCZOS_KERNELS_VENDOR : EPS_CUDALANCZOS_KERNELS_DEFAULT);
     if (w == 3) w = 2; /* smallest magnitude on indefinite random matrices converges slowly without shift-and-invert */
     nev = PetscMin(nev, n);
     PetscCall(RandomMatrix(n, kind, &A));
-    PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_HOST, kernels, nev, whichval[w], &nh, eh, &rh, NULL));
-    PetscCall(SolveWith(A, without_gpu ? EPS_CUDALANCZOS_BACKEND_HOST : EPS_CUDALANCZOS_BACKEND_CUDA, kernels, nev, whichval[w], &nd, ed, &rd, &used));
+    PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_HOST, kernels, nev, whichval[w], &nh, eh, &rh, NULL, 0));
+    PetscCall(SolveWith(A, without_gpu ? EPS_CUDALANCZOS_BACKEND_HOST : EPS_CUDALANCZOS_BACKEND_CUDA, kernels, nev, whichval[w], &nd, ed, &rd, used, sizeof(used)));
     PetscCall(LapackWanted(A, nev, (int)w, el));
     for (i = 0; i < PetscMin(nev, PetscMin(nh, nd)); ++i) {
       diff  = PetscMax(diff, PetscAbsReal(eh[i] - ed[i]));
@@ -189,12 +193,12 @@ int main(int argc, char **argv)
     PetscReal eig[4], res;
     char      detail[160];
     PetscCall(RandomMatrix(1500, 0, &A));
-    PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_CUDA, EPS_CUDALANCZOS_KERNELS_DEFAULT, 2, EPS_LARGEST_REAL, &nconv, eig, &res, NULL));
+    PetscCall(SolveWith(A, EPS_CUDALANCZOS_BACKEND_CUDA, EPS_CUDALANCZOS_KERNELS_DEFAULT, 2, EPS_LARGEST_REAL, &nconv, eig, &res, NULL, 0));
     PetscCheck(cudaMemGetInfo(&free0, &total) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaMemGetInfo failed");
     for (cycle = 0; cycle < 100; ++cycle) {
       Mat B;
       PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B)); /* a new Mat each cycle: a new upload each time */
-      PetscCall(SolveWith(B, EPS_CUDALANCZOS_BACKEND_CUDA, EPS_CUDALANCZOS_KERNELS_DEFAULT, 2, EPS_LARGEST_REAL, &nconv, eig, &res, NULL));
+      PetscCall(SolveWith(B, EPS_CUDALANCZOS_BACKEND_CUDA, EPS_CUDALANCZOS_KERNELS_DEFAULT, 2, EPS_LARGEST_REAL, &nconv, eig, &res, NULL, 0));
       PetscCall(MatDestroy(&B));
     }
     PetscCheck(cudaMemGetInfo(&free1, &total) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaMemGetInfo failed");
