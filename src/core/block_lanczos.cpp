@@ -37,7 +37,7 @@ public:
     r.full_reorthogonalizations = full_passes_;
     r.ncv_used = m_;
     r.block_size = B_;
-    r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
+    r.orthogonality = detail::orthogonality(b_, static_cast<int>(r.eigenvalues.size()));
     return r;
   }
 
@@ -401,7 +401,7 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-        sort_converged(r, key);
+        sort_converged(b_, r, key);
         return r;
       }
 
@@ -431,7 +431,7 @@ private:
           r.reason = Reason::Converged;
           r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
           r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-          sort_converged(r, key);
+          sort_converged(b_, r, key);
           return r;
         }
       } else {
@@ -440,40 +440,6 @@ private:
       locked += lock;
       top = kcols;
     }
-  }
-
-  // Puts the converged pairs in the order of `which` (locking appends them as they converge).
-  template <class Key> void sort_converged(Result &r, Key key)
-  {
-    const int k = r.nconv;
-    std::vector<int> perm(k);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return key(r.eigenvalues[a]) < key(r.eigenvalues[b]); });
-    bool identity = true;
-    for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
-    if (identity) return;
-    Matrix P(static_cast<std::size_t>(k) * k, 0.0);
-    std::vector<double> ev(k), er(k);
-    for (int j = 0; j < k; ++j) {
-      P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
-      ev[j] = r.eigenvalues[perm[j]];
-      er[j] = r.errors[perm[j]];
-    }
-    b_.rotate(k, k, P.data(), k);
-    std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
-    std::copy(er.begin(), er.end(), r.errors.begin());
-  }
-
-  // max |V^T V - I| over the first k columns.
-  double orthogonality(int k)
-  {
-    double worst = 0;
-    std::vector<double> h(static_cast<std::size_t>(k) + 1);
-    for (int j = 0; j < k; ++j) {
-      b_.project(0, j + 1, j, h.data());
-      for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
-    }
-    return worst;
   }
 
   double &H(int i, int j) { return H_[i + static_cast<std::size_t>(j) * ld_]; }

@@ -5,6 +5,7 @@
 
 #include "core/lanczos_driver.hpp"
 
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -34,5 +35,12 @@ void check_finite(double x, const char *what);
 /// eigenvalue map that is a translation; false otherwise.
 bool certified_complement(const Settings &s, const Callbacks &c, const std::vector<double> &w, int k,
                           index_t n, int locked, double worst, double slack);
+
+/// max |V^T V - I| over the basis's first k columns (k reductions; once per solve).
+double orthogonality(Backend &b, int k);
+
+/// Puts the converged pairs (basis columns 0..r.nconv-1, with r's eigenvalues and errors) in the order
+/// of `key` (smaller first): locking and verification rounds append them in the order they converged.
+void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key);
 
 } // namespace cudalanczos::detail

@@ -121,6 +121,37 @@ bool certified_complement(const Settings &s, const Callbacks &c, const std::vect
   return p <= kCertificateMissProbability;
 }
 
+double orthogonality(Backend &b, int k)
+{
+  double worst = 0;
+  std::vector<double> h(static_cast<std::size_t>(k) + 1);
+  for (int j = 0; j < k; ++j) {
+    b.project(0, j + 1, j, h.data());
+    for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
+  }
+  return worst;
+}
+
+void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)
+{
+  const int k = r.nconv;
+  std::vector<int> perm(k);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int x, int y) { return key(r.eigenvalues[x]) < key(r.eigenvalues[y]); });
+  bool identity = true;
+  for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
+  if (identity) return;
+  std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
+  for (int j = 0; j < k; ++j) {
+    P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
+    ev[j] = r.eigenvalues[perm[j]];
+    er[j] = r.errors[perm[j]];
+  }
+  b.rotate(k, k, P.data(), k);
+  std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
+  std::copy(er.begin(), er.end(), r.errors.begin());
+}
+
 } // namespace detail
 
 namespace {
@@ -164,7 +195,7 @@ public:
     r.matvecs = matvecs_;
     r.reductions = reductions_;
     r.breakdowns = breakdowns_;
-    r.orthogonality = orthogonality(static_cast<int>(r.eigenvalues.size()));
+    r.orthogonality = detail::orthogonality(b_, static_cast<int>(r.eigenvalues.size()));
     r.full_reorthogonalizations = full_passes_;
     r.ncv_used = m_;
     return r;
@@ -665,7 +696,7 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-        sort_converged(r, key);
+        detail::sort_converged(b_, r, key);
         return r;
       }
 
@@ -685,7 +716,7 @@ private:
           r.reason = Reason::Converged;
           r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
           r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-          sort_converged(r, key);
+          detail::sort_converged(b_, r, key);
           return r;
         }
       } else {
@@ -743,28 +774,6 @@ private:
   bool complement_certified(const std::vector<double> &w, int locked, double worst, double slack) const
   {
     return detail::certified_complement(s_, c_, w, static_cast<int>(w.size()), n_, locked, worst, slack);
-  }
-
-  // Puts the converged pairs (columns 0..nconv-1) in the order of `which`: locking and verification
-  // rounds append them in the order they converged.
-  template <class Key> void sort_converged(Result &r, Key key)
-  {
-    const int k = r.nconv;
-    std::vector<int> perm(k);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return key(r.eigenvalues[a]) < key(r.eigenvalues[b]); });
-    bool identity = true;
-    for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
-    if (identity) return;
-    std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
-    for (int j = 0; j < k; ++j) {
-      P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
-      ev[j] = r.eigenvalues[perm[j]];
-      er[j] = r.errors[perm[j]];
-    }
-    b_.rotate(k, k, P.data(), k);
-    std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
-    std::copy(er.begin(), er.end(), r.errors.begin());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -833,18 +842,6 @@ private:
       }
     }
     return r; // not reached: the last step always returns above
-  }
-
-  // max |V^T V - I| over the first k columns (costs k reductions; done once per solve).
-  double orthogonality(int k)
-  {
-    double worst = 0;
-    std::vector<double> h(k + 1);
-    for (int j = 0; j < k; ++j) {
-      b_.project(0, j + 1, j, h.data());
-      for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
-    }
-    return worst;
   }
 
   // The projected matrix, column-major with leading dimension cap_ (the largest basis a solve may grow to).
