@@ -265,42 +265,23 @@ private:
     return ok;
   }
 
-  // The Ritz pairs of the active block H[locked:e, locked:e], best first by `which`, with residuals
-  // ||R y_last|| (R: the coupling of the last block to the residual block at e).
-  struct RitzPairs {
-    int na = 0;
-    std::vector<double> w, Y, res, err;
-    std::vector<int> order;
-  };
+  // The Ritz pairs of the active block H[locked:e, locked:e], with residuals ||R y_last|| (R: the
+  // coupling of the last block to the residual block at e).
   RitzPairs ritz_pairs(int locked, int e) const
   {
-    RitzPairs rp;
-    const int na = rp.na = e - locked;
+    const int na = e - locked;
     Matrix A(static_cast<std::size_t>(na) * na);
-    rp.Y.resize(A.size());
-    rp.w.resize(na);
     for (int j = 0; j < na; ++j)
       for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
-    std::vector<double> key(na);
-    for (int i = 0; i < na; ++i) key[i] = badness(s_, c_.eigenvalue(rp.w[i] - s_.shift));
-    rp.order.resize(na);
-    std::iota(rp.order.begin(), rp.order.end(), 0);
-    std::stable_sort(rp.order.begin(), rp.order.end(), [&](int a, int b) { return key[a] < key[b]; });
-    rp.res.resize(na);
-    rp.err.resize(na);
-    for (int q = 0; q < na; ++q) {
-      const int i = rp.order[q];
+    return detail::ritz_pairs(s_, c_, na, std::move(A), [&](const double *y) {
       double r2 = 0;
       for (int r = 0; r < B_; ++r) {
         double t = 0;
-        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * rp.Y[(na - B_ + l) + static_cast<std::size_t>(i) * na];
+        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y[na - B_ + l];
         r2 += t * t;
       }
-      rp.res[q] = std::sqrt(r2);
-      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
-    }
-    return rp;
+      return std::sqrt(r2);
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -321,14 +302,6 @@ private:
     Result r;
     bool exhausted = !start_block();
 
-    auto wanted_edge = [&](double &worst, double &slack) {
-      std::vector<double> keys;
-      for (double t : locked_theta) keys.push_back(key(t));
-      std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
-      worst = keys[s_.nev - 1];
-      slack = s_.tol * std::max(std::abs(worst), anorm_);
-    };
-
     for (r.its = 1;; ++r.its) {
       int e = top;
       while (!exhausted && e + B <= m) {
@@ -338,18 +311,13 @@ private:
       const int steps = (e - top) / B;
       RitzPairs rp = ritz_pairs(locked, e);
       const int na = rp.na;
-      const std::vector<double> &w = rp.w, &Y = rp.Y, &err = rp.err, &res = rp.res;
+      const std::vector<double> &w = rp.w, &Y = rp.Y, &err = rp.err;
       const std::vector<int> &order = rp.order;
       int newconv = 0;
       while (newconv < na && err[newconv] < s_.tol) ++newconv;
       const int nconv = locked + newconv;
 
-      theta_all.assign(locked_theta.begin(), locked_theta.end());
-      err_all.assign(locked_err.begin(), locked_err.end());
-      for (int q = 0; q < na; ++q) {
-        theta_all.push_back(w[order[q]] - s_.shift);
-        err_all.push_back(err[q]);
-      }
+      all_approximations(s_, locked_theta, locked_err, rp, theta_all, err_all);
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), e);
 
       bool done = false, inject = false;
@@ -358,12 +326,10 @@ private:
         r.reason = nconv >= s_.nev ? Reason::Converged : Reason::Breakdown;
       } else if (nconv >= s_.nev && verifying) {
         double worst = 0, slack = 0;
-        wanted_edge(worst, slack);
+        wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        const bool settled = err[0] <= std::sqrt(s_.tol);
-        const bool complete = (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
-                              (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
+        const bool complete = round_complete(s_, c_, rp, newconv, worst, slack);
         const bool certified = verify_fresh_ && found == 0 &&
                                certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
         if (certified) ++r.certificates;

@@ -36,6 +36,41 @@ void check_finite(double x, const char *what);
 bool certified_complement(const Settings &s, const Callbacks &c, const std::vector<double> &w, int k,
                           index_t n, int locked, double worst, double slack);
 
+/// Indices of the Ritz values theta (of the applied operator) sorted best first by `which`.
+std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std::vector<double> &theta);
+
+/// The Ritz pairs of an active block: values w, vectors Y (na x na, column i for w[i]), `order` (best
+/// first by `which`) and, in that order, each pair's residual ||A x - theta x|| and its error
+/// (Callbacks::error).
+struct RitzPairs {
+  int na = 0;
+  std::vector<double> w, Y, res, err;
+  std::vector<int> order;
+};
+
+/// Diagonalizes the symmetric active block A (na x na, column-major); `residual` gives a pair's
+/// residual norm from its vector y (na entries).
+RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A,
+                     const std::function<double(const double *y)> &residual);
+
+/// The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
+/// complement value counts as a copy of it: what a verification round compares with.
+void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double> &locked_theta, double anorm, double &worst,
+                 double &slack);
+
+/// A verification round is complete when the best Ritz value of the complement has settled on an
+/// eigenvalue (error below sqrt(tol): the verification needs to know where it is, not to tol) and its
+/// residual interval [theta - r, theta + r] lies entirely on the unwanted side; or when a converged
+/// one (of the newconv leading converged) is worse than every wanted value. A Ritz value that has not
+/// settled says nothing: a copy of a wanted eigenvalue may still be on its way (small active spaces,
+/// clustered spectra).
+bool round_complete(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack);
+
+/// The current approximations for the monitor and the result: the locked values and errors, then the
+/// active block's in the order of `which`.
+void all_approximations(const Settings &s, const std::vector<double> &locked_theta, const std::vector<double> &locked_err,
+                        const RitzPairs &rp, std::vector<double> &theta, std::vector<double> &err);
+
 /// max |V^T V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 

@@ -49,114 +49,14 @@ int basis_columns_needed(const Settings &s)
   return std::max(most + 3, block);
 }
 
-namespace detail {
-
-Callbacks with_defaults(Callbacks c, const Settings &s)
-{
-  if (!c.error) c.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
-  if (!c.eigenvalue) c.eigenvalue = [shift = s.shift](double value) { return value + shift; };
-  return c;
-}
-
-double badness(const Settings &s, double lambda)
-{
-  switch (s.which) {
-  case Which::LargestAlgebraic: return -lambda;
-  case Which::SmallestAlgebraic: return lambda;
-  case Which::LargestMagnitude: return -std::abs(lambda);
-  case Which::SmallestMagnitude: return std::abs(lambda);
-  case Which::TargetMagnitude:
-  case Which::TargetReal: return std::abs(lambda - s.target);
-  }
-  return 0;
-}
-
-void check_finite(double x, const char *what)
-{
-  if (!std::isfinite(x))
-    throw Error(std::string("the operator produced a non-finite value (") + what +
-                " is NaN or Inf): check the matrix for NaN/Inf entries");
-}
-
-// Kuczynski & Wozniakowski (SIAM J. Matrix Anal. Appl. 13(4), 1992, Thm 4.2): for B symmetric positive
-// semidefinite of order n and a start uniform on the unit sphere, k Lanczos steps leave the largest
-// Ritz value below (1 - e) lambda_max(B) with probability at most 1.648 sqrt(n) e^(-sqrt(e)(2k-1)).
-// At each wanted end, B = +-(A - c I) with c beyond the complement's other end; a complement
-// eigenvalue as good as the worst wanted one (within slack) would then have left the Ritz values that
-// far behind only with that probability. The far end c is the extreme Ritz value one Ritz width
-// further out (extreme Ritz values converge from both ends alike; a rigorous bound such as ||A||_1
-// costs a pass over A and weakens e). Interior targets keep the convergence test.
-bool certified_complement(const Settings &s, const Callbacks &c, const std::vector<double> &w, int k, index_t n,
-                          int locked, double worst, double slack)
-{
-  if (!s.translation_map || w.size() < 2 || k < 1) return false;
-  const bool top = s.which == Which::LargestAlgebraic || s.which == Which::LargestMagnitude;
-  const bool bottom = s.which == Which::SmallestAlgebraic || s.which == Which::LargestMagnitude;
-  if (!top && !bottom) return false;
-  double hi = -std::numeric_limits<double>::infinity(), lo = -hi;
-  for (double t : w) {
-    const double lambda = c.eigenvalue(t - s.shift);
-    hi = std::max(hi, lambda);
-    lo = std::min(lo, lambda);
-  }
-  const double width = hi - lo;
-  const double steps = static_cast<double>(k);
-  const double dim = static_cast<double>(n - locked);
-  // Probability bound that an eigenvalue at distance `threshold` from c hides behind a Ritz value at
-  // distance `ritz` (both measured from c, on the same side).
-  auto miss = [&](double ritz, double threshold) {
-    if (!(ritz < threshold) || !(width > 0)) return 1.0;
-    const double e = 1 - ritz / threshold;
-    return 1.648 * std::sqrt(dim) * std::exp(-std::sqrt(e) * (2 * steps - 1));
-  };
-  // The wanted region in eigenvalues: LA lambda >= -worst - slack, SA lambda <= worst + slack,
-  // LM |lambda| >= -worst - slack (badness() is -lambda, lambda, -|lambda|).
-  double p = 0;
-  if (s.which == Which::LargestAlgebraic) p = miss(2 * width, -worst - slack - (lo - width));
-  if (s.which == Which::SmallestAlgebraic) p = miss(2 * width, (hi + width) - (worst + slack));
-  if (s.which == Which::LargestMagnitude) {
-    const double a = -worst - slack;
-    p = miss(2 * width, a - (lo - width)) + miss(2 * width, (hi + width) + a);
-  }
-  return p <= kCertificateMissProbability;
-}
-
-double orthogonality(Backend &b, int k)
-{
-  double worst = 0;
-  std::vector<double> h(static_cast<std::size_t>(k) + 1);
-  for (int j = 0; j < k; ++j) {
-    b.project(0, j + 1, j, h.data());
-    for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
-  }
-  return worst;
-}
-
-void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)
-{
-  const int k = r.nconv;
-  std::vector<int> perm(k);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int x, int y) { return key(r.eigenvalues[x]) < key(r.eigenvalues[y]); });
-  bool identity = true;
-  for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
-  if (identity) return;
-  std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
-  for (int j = 0; j < k; ++j) {
-    P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
-    ev[j] = r.eigenvalues[perm[j]];
-    er[j] = r.errors[perm[j]];
-  }
-  b.rotate(k, k, P.data(), k);
-  std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
-  std::copy(er.begin(), er.end(), r.errors.begin());
-}
-
-} // namespace detail
 
 namespace {
 
+using detail::all_approximations;
 using detail::badness;
+using detail::RitzPairs;
+using detail::round_complete;
+using detail::wanted_edge;
 using detail::check_finite;
 using detail::eps;
 constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass below 1/sqrt(2) of the norm
@@ -174,17 +74,6 @@ public:
     n_ = b_.global_size();
     m_ = s_.ncv;
     cap_ = s_.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s_.ncv, std::min<index_t>(s_.ncv_max, n_))) : s_.ncv;
-  }
-
-  /// Indices of the Ritz values theta (of the applied operator) sorted best first by `which`.
-  std::vector<int> order_by_which(const std::vector<double> &theta) const
-  {
-    std::vector<double> key(theta.size());
-    for (std::size_t i = 0; i < theta.size(); ++i) key[i] = badness(s_, c_.eigenvalue(theta[i] - s_.shift));
-    std::vector<int> idx(theta.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key[a] < key[b]; });
-    return idx;
   }
 
   Result run()
@@ -459,33 +348,15 @@ private:
     omega_cur_[j + 1] = 1;
   }
 
-  // The Ritz pairs of the active block S[locked:e, locked:e]: values w, vectors Y (na x na), `order`
-  // (best first by `which`), and, in that order, each pair's residual ||A x - theta x|| = |b y(last)|
-  // (b: the coupling of column e-1 to the residual direction v_e) and its error (Callbacks::error).
-  struct RitzPairs {
-    int na = 0;
-    std::vector<double> w, Y, res, err;
-    std::vector<int> order;
-  };
+  // The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
+  // of column e-1 to the residual direction v_e).
   RitzPairs ritz_pairs(int locked, int e, double b) const
   {
-    RitzPairs rp;
-    const int na = rp.na = e - locked;
+    const int na = e - locked;
     std::vector<double> A(static_cast<std::size_t>(na) * na);
-    rp.Y.resize(A.size());
-    rp.w.resize(na);
     for (int jj = 0; jj < na; ++jj)
       for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-    symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
-    rp.order = order_by_which(rp.w);
-    rp.res.resize(na);
-    rp.err.resize(na);
-    for (int q = 0; q < na; ++q) {
-      const int i = rp.order[q];
-      rp.res[q] = std::abs(b * rp.Y[(na - 1) + static_cast<std::size_t>(i) * na]);
-      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
-    }
-    return rp;
+    return detail::ritz_pairs(s_, c_, na, std::move(A), [&](const double *y) { return std::abs(b * y[na - 1]); });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -514,27 +385,6 @@ private:
     Result r;
     std::vector<double> theta_all, err_all;
 
-    // The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
-    // complement value counts as a copy of it: what a verification round compares with.
-    auto wanted_edge = [&](double &worst, double &slack) {
-      std::vector<double> keys;
-      for (double t : locked_theta) keys.push_back(key(t));
-      std::nth_element(keys.begin(), keys.begin() + (s_.nev - 1), keys.end());
-      worst = keys[s_.nev - 1];
-      slack = s_.tol * std::max(std::abs(worst), anorm_);
-    };
-    // A verification round is complete when the best Ritz value of the complement has settled on an
-    // eigenvalue (error below sqrt(tol): the verification needs to know where it is, not to tol) and its
-    // residual interval [theta - r, theta + r] lies entirely on the unwanted side; or when a converged
-    // one is worse than every wanted value. A Ritz value that has not settled says nothing: a copy of a
-    // wanted eigenvalue may still be on its way (small active spaces, clustered spectra). w, err, res:
-    // the active block's Ritz values, errors and residuals (err/res in the order `order`).
-    auto round_complete = [&](const std::vector<double> &w, const std::vector<int> &order, const std::vector<double> &err,
-                              const std::vector<double> &res, int newconv, double worst, double slack) {
-      const bool settled = err[0] <= std::sqrt(s_.tol);
-      return (newconv > 0 && key(w[order[newconv - 1]] - s_.shift) > worst + slack) ||
-             (newconv == 0 && settled && key(w[order[0]] - s_.shift) - res[0] > worst + slack);
-    };
     // Whether the cycle may end after e columns, before m (see extend_full). Only with verification on:
     // a value better than the ones that converged may still surface in the rest of the cycle, and only
     // the verification round would then look for it. Two cases pay: the last missing wanted pairs have
@@ -548,16 +398,16 @@ private:
       if (e < 0) return true; // asked whether to go in chunks at all
       if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
       const RitzPairs rp = ritz_pairs(locked, e, S(e - 1, e));
-      const std::vector<double> &w = rp.w, &res = rp.res, &err = rp.err;
+      const std::vector<double> &w = rp.w, &err = rp.err;
       const std::vector<int> &order = rp.order;
       if (verifying) {
         double worst = 0, slack = 0;
-        wanted_edge(worst, slack);
+        wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
         int newconv = 0;
         while (newconv < na && err[newconv] < s_.tol) ++newconv;
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) return false; // a copy: the full cycle
-        return round_complete(w, order, err, res, newconv, worst, slack) ||
+        return round_complete(s_, c_, rp, newconv, worst, slack) ||
                (verify_fresh_ && complement_certified(w, locked, worst, slack));
       }
       // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
@@ -608,12 +458,7 @@ private:
       }
       const int nconv = locked + newconv;
 
-      theta_all.assign(locked_theta.begin(), locked_theta.end());
-      err_all.assign(locked_err.begin(), locked_err.end());
-      for (int q = 0; q < na; ++q) {
-        theta_all.push_back(w[order[q]] - s_.shift);
-        err_all.push_back(err[q]);
-      }
+      all_approximations(s_, locked_theta, locked_err, rp, theta_all, err_all);
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), mc);
 
       // A wanted pair needs more orthogonality than partial reorthogonalization kept (partial_blocked_):
@@ -648,10 +493,10 @@ private:
         // Wanted so far: the nev best locked values. The round ends when the best Ritz value of the
         // complement has converged and is worse than all of them.
         double worst = 0, slack = 0;
-        wanted_edge(worst, slack);
+        wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
         for (int q = 0; q < newconv; ++q)
           if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        const bool complete = round_complete(w, order, err, res, newconv, worst, slack);
+        const bool complete = round_complete(s_, c_, rp, newconv, worst, slack);
         // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
         // certificate can end the round long before the complement's best Ritz value converges.
         const bool certified = verify_fresh_ && found == 0 && complement_certified(w, locked, worst, slack);
@@ -802,7 +647,7 @@ private:
       std::vector<double> d(alpha), e(beta.begin(), beta.end() - 1), Z(static_cast<std::size_t>(k) * k, 0.0);
       for (int i = 0; i < k; ++i) Z[i + static_cast<std::size_t>(i) * k] = 1.0;
       tridiagonal_qr(k, d.data(), e.data(), Z.data(), k);
-      const std::vector<int> order = order_by_which(d);
+      const std::vector<int> order = detail::order_by_which(s_, c_, d);
       const int best = order[0];
       const double theta = d[best];
       const double *z = Z.data() + static_cast<std::size_t>(best) * k;

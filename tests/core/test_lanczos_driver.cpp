@@ -844,19 +844,25 @@ int copies_of_two(const Result &r)
   return copies;
 }
 
-TEST(Verify, FindsEveryCopyOfATripleEigenvalue)
+/// lambda = 2 three times, then 1.7 and 1.6, the rest in [-1, 1]: the 5 largest are 2 2 2 1.7 1.6.
+Dense triple_two(int n)
 {
-  // lambda = 2 three times, then 1.7 and 1.6, the rest in [-1, 1]: the 5 largest are 2 2 2 1.7 1.6.
-  // The wanted values are well separated from the rest, so they converge before rounding errors can
-  // grow the second and third copies of 2 into the Krylov space: only the verification finds those.
   Rng rng(2718);
-  const int n = 200;
   Vec d(n);
   for (int i = 0; i < n; ++i) d[i] = rng.uniform(-1, 1);
   d[10] = d[90] = d[150] = 2.0;
   d[40] = 1.7;
   d[120] = 1.6;
-  const Dense A = planted(rng, d);
+  return planted(rng, d);
+}
+
+TEST(Verify, FindsEveryCopyOfATripleEigenvalue)
+{
+  // triple_two: the wanted values are well separated from the rest, so they converge before rounding
+  // errors can grow the second and third copies of 2 into the Krylov space: only the verification
+  // finds those.
+  const int n = 200;
+  const Dense A = triple_two(n);
   const Vec want{2, 2, 2, 1.7, 1.6};
   for (Which w : {Which::LargestAlgebraic, Which::LargestMagnitude}) {
     Settings s = default_settings(n, 5, w);
@@ -911,14 +917,8 @@ TEST(BlockSteps, FindEveryCopyOfATripleEigenvalueWithoutVerification)
   // The matrix of Verify.FindsEveryCopyOfATripleEigenvalue: a block of 3 or more vectors holds all three
   // directions of the eigenspace of 2 from the start, so block steps find the copies with the
   // verification off (single-vector steps may or may not: that depends on rounding).
-  Rng rng(2718);
   const int n = 200;
-  Vec d(n);
-  for (int i = 0; i < n; ++i) d[i] = rng.uniform(-1, 1);
-  d[10] = d[90] = d[150] = 2.0;
-  d[40] = 1.7;
-  d[120] = 1.6;
-  const Dense A = planted(rng, d);
+  const Dense A = triple_two(n);
   for (int block : {3, 4, 8}) {
     Settings s = default_settings(n, 5, Which::LargestAlgebraic);
     s.verify = false;

@@ -1,0 +1,175 @@
+// The pieces both thick-restart drivers share (driver_support.hpp).
+#include "core/driver_support.hpp"
+
+#include "core/symmetric_eigen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+namespace cudalanczos {
+
+namespace detail {
+
+Callbacks with_defaults(Callbacks c, const Settings &s)
+{
+  if (!c.error) c.error = [](double theta, double res) { return theta != 0 ? res / std::abs(theta) : res; };
+  if (!c.eigenvalue) c.eigenvalue = [shift = s.shift](double value) { return value + shift; };
+  return c;
+}
+
+double badness(const Settings &s, double lambda)
+{
+  switch (s.which) {
+  case Which::LargestAlgebraic: return -lambda;
+  case Which::SmallestAlgebraic: return lambda;
+  case Which::LargestMagnitude: return -std::abs(lambda);
+  case Which::SmallestMagnitude: return std::abs(lambda);
+  case Which::TargetMagnitude:
+  case Which::TargetReal: return std::abs(lambda - s.target);
+  }
+  return 0;
+}
+
+void check_finite(double x, const char *what)
+{
+  if (!std::isfinite(x))
+    throw Error(std::string("the operator produced a non-finite value (") + what +
+                " is NaN or Inf): check the matrix for NaN/Inf entries");
+}
+
+// Kuczynski & Wozniakowski (SIAM J. Matrix Anal. Appl. 13(4), 1992, Thm 4.2): for B symmetric positive
+// semidefinite of order n and a start uniform on the unit sphere, k Lanczos steps leave the largest
+// Ritz value below (1 - e) lambda_max(B) with probability at most 1.648 sqrt(n) e^(-sqrt(e)(2k-1)).
+// At each wanted end, B = +-(A - c I) with c beyond the complement's other end; a complement
+// eigenvalue as good as the worst wanted one (within slack) would then have left the Ritz values that
+// far behind only with that probability. The far end c is the extreme Ritz value one Ritz width
+// further out (extreme Ritz values converge from both ends alike; a rigorous bound such as ||A||_1
+// costs a pass over A and weakens e). Interior targets keep the convergence test.
+bool certified_complement(const Settings &s, const Callbacks &c, const std::vector<double> &w, int k, index_t n,
+                          int locked, double worst, double slack)
+{
+  if (!s.translation_map || w.size() < 2 || k < 1) return false;
+  const bool top = s.which == Which::LargestAlgebraic || s.which == Which::LargestMagnitude;
+  const bool bottom = s.which == Which::SmallestAlgebraic || s.which == Which::LargestMagnitude;
+  if (!top && !bottom) return false;
+  double hi = -std::numeric_limits<double>::infinity(), lo = -hi;
+  for (double t : w) {
+    const double lambda = c.eigenvalue(t - s.shift);
+    hi = std::max(hi, lambda);
+    lo = std::min(lo, lambda);
+  }
+  const double width = hi - lo;
+  const double steps = static_cast<double>(k);
+  const double dim = static_cast<double>(n - locked);
+  // Probability bound that an eigenvalue at distance `threshold` from c hides behind a Ritz value at
+  // distance `ritz` (both measured from c, on the same side).
+  auto miss = [&](double ritz, double threshold) {
+    if (!(ritz < threshold) || !(width > 0)) return 1.0;
+    const double e = 1 - ritz / threshold;
+    return 1.648 * std::sqrt(dim) * std::exp(-std::sqrt(e) * (2 * steps - 1));
+  };
+  // The wanted region in eigenvalues: LA lambda >= -worst - slack, SA lambda <= worst + slack,
+  // LM |lambda| >= -worst - slack (badness() is -lambda, lambda, -|lambda|).
+  double p = 0;
+  if (s.which == Which::LargestAlgebraic) p = miss(2 * width, -worst - slack - (lo - width));
+  if (s.which == Which::SmallestAlgebraic) p = miss(2 * width, (hi + width) - (worst + slack));
+  if (s.which == Which::LargestMagnitude) {
+    const double a = -worst - slack;
+    p = miss(2 * width, a - (lo - width)) + miss(2 * width, (hi + width) + a);
+  }
+  return p <= kCertificateMissProbability;
+}
+
+double orthogonality(Backend &b, int k)
+{
+  double worst = 0;
+  std::vector<double> h(static_cast<std::size_t>(k) + 1);
+  for (int j = 0; j < k; ++j) {
+    b.project(0, j + 1, j, h.data());
+    for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
+  }
+  return worst;
+}
+
+void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)
+{
+  const int k = r.nconv;
+  std::vector<int> perm(k);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int x, int y) { return key(r.eigenvalues[x]) < key(r.eigenvalues[y]); });
+  bool identity = true;
+  for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
+  if (identity) return;
+  std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
+  for (int j = 0; j < k; ++j) {
+    P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
+    ev[j] = r.eigenvalues[perm[j]];
+    er[j] = r.errors[perm[j]];
+  }
+  b.rotate(k, k, P.data(), k);
+  std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
+  std::copy(er.begin(), er.end(), r.errors.begin());
+}
+
+std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std::vector<double> &theta)
+{
+  std::vector<double> key(theta.size());
+  for (std::size_t i = 0; i < theta.size(); ++i) key[i] = badness(s, c.eigenvalue(theta[i] - s.shift));
+  std::vector<int> idx(theta.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key[a] < key[b]; });
+  return idx;
+}
+
+RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A,
+                     const std::function<double(const double *y)> &residual)
+{
+  RitzPairs rp;
+  rp.na = na;
+  rp.Y.resize(A.size());
+  rp.w.resize(na);
+  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
+  rp.order = order_by_which(s, c, rp.w);
+  rp.res.resize(na);
+  rp.err.resize(na);
+  for (int q = 0; q < na; ++q) {
+    const int i = rp.order[q];
+    rp.res[q] = residual(rp.Y.data() + static_cast<std::size_t>(i) * na);
+    rp.err[q] = c.error(rp.w[i] - s.shift, rp.res[q]);
+  }
+  return rp;
+}
+
+void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double> &locked_theta, double anorm, double &worst,
+                 double &slack)
+{
+  std::vector<double> keys;
+  for (double t : locked_theta) keys.push_back(badness(s, c.eigenvalue(t)));
+  std::nth_element(keys.begin(), keys.begin() + (s.nev - 1), keys.end());
+  worst = keys[s.nev - 1];
+  slack = s.tol * std::max(std::abs(worst), anorm);
+}
+
+bool round_complete(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack)
+{
+  auto key = [&](int q) { return badness(s, c.eigenvalue(rp.w[rp.order[q]] - s.shift)); };
+  const bool settled = rp.err[0] <= std::sqrt(s.tol);
+  return (newconv > 0 && key(newconv - 1) > worst + slack) || (newconv == 0 && settled && key(0) - rp.res[0] > worst + slack);
+}
+
+void all_approximations(const Settings &s, const std::vector<double> &locked_theta, const std::vector<double> &locked_err,
+                        const RitzPairs &rp, std::vector<double> &theta, std::vector<double> &err)
+{
+  theta.assign(locked_theta.begin(), locked_theta.end());
+  err.assign(locked_err.begin(), locked_err.end());
+  for (int q = 0; q < rp.na; ++q) {
+    theta.push_back(rp.w[rp.order[q]] - s.shift);
+    err.push_back(rp.err[q]);
+  }
+}
+
+} // namespace detail
+
+} // namespace cudalanczos
