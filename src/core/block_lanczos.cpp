@@ -102,7 +102,8 @@ private:
     }
     // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
     // as in the single-vector step; for a block of random vectors, relative to their length.
-    for (double x : before) anorm_ = from_operator ? std::max(anorm_, std::sqrt(x)) : anorm_;
+    if (from_operator)
+      for (double x : before) anorm_ = std::max(anorm_, std::sqrt(x));
     const double floor = from_operator ? 16 * eps * anorm_ * std::sqrt(static_cast<double>(ld + 1))
                                        : eps * std::sqrt(scale * ld);
     std::vector<char> dead(B, 0);
