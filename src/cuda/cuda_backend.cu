@@ -107,6 +107,7 @@ public:
     const std::size_t nc = static_cast<std::size_t>(ncols);
     basis_ = DeviceBuffer<double>(nc * static_cast<std::size_t>(ldv_), "Lanczos basis");
     partials_ = DeviceBuffer<double>(kernels::reduction_workspace_doubles(ncols), "reduction workspace");
+    CUDALANCZOS_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_.get())); // its counters
     scalars_ = DeviceBuffer<double>(nc + 1, "reduced scalars");
     coef_ = DeviceBuffer<double>(std::max<std::size_t>(nc, 1), "coefficients");
     q_ = DeviceBuffer<double>(nc * nc, "rotation matrix");
@@ -295,11 +296,12 @@ public:
       double *w = col(j + 1);
       const kernels::Gate repeat{after + 1, h1 + k, kDgksEta2}; // ||w||^2 after the full pass < eta before it
       apply_operator(j, j + 1);
-      // The three-term window, then the full pass and its DGKS repeat (backend.hpp).
+      // The three-term window, then the full pass and its DGKS repeat (backend.hpp). The window's
+      // subtraction rides along with the full pass: window_multi_dot projects w - V_L g without
+      // storing it, window_subtract_norm2 subtracts both in one pass over w (same rounding).
       kernels::multi_dot(n_, kl, col(lo), ldv_, w, g, partials_.data(), stream_.get());
-      kernels::subtract_norm2(n_, kl, col(lo), ldv_, g, w, after, partials_.data(), stream_.get());
-      kernels::multi_dot(n_, k, col(0), ldv_, w, h1, partials_.data(), stream_.get());
-      kernels::subtract_norm2(n_, k, col(0), ldv_, h1, w, after + 1, partials_.data(), stream_.get());
+      kernels::window_multi_dot(n_, k, col(0), ldv_, lo, kl, g, w, h1, partials_.data(), stream_.get());
+      kernels::window_subtract_norm2(n_, k, col(0), ldv_, lo, kl, g, h1, w, after + 1, partials_.data(), stream_.get());
       kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), repeat);
       kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 2, partials_.data(), stream_.get(), repeat);
       const std::size_t r = static_cast<std::size_t>(j - first);
@@ -547,7 +549,7 @@ private:
   index_t rotate_rows_ = 0;
   DeviceBuffer<double> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2
   DeviceBuffer<double> h2_;        // expand(): coefficients of the full pass's DGKS repeat
-  DeviceBuffer<double> after_;     // expand(): ||w||^2 after the window, the full pass and its repeat
+  DeviceBuffer<double> after_;     // expand(): ||w||^2 after the full pass (1) and its repeat (2); 0 unused
   DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
   DeviceBuffer<double> block_dev_;   // project_block's (k+b) x b results (grow-only)
   DeviceBuffer<double> block_coef_;  // update_block's C / transform_block's M, packed (grow-only)

@@ -361,25 +361,67 @@ void launch_csr(index_t rows, const int *rowptr, const int *colind, const double
 
 // --- reductions ------------------------------------------------------------------------------------------
 
-// out[b] = sum of partial[b * blocks + 0 .. blocks-1], in a fixed order.
-__global__ void __launch_bounds__(kThreads) sum_partials_kernel(const double *__restrict__ partial, int blocks,
-                                                                double *__restrict__ out, Gate gate)
+/// The last block of a reduction to finish (threadFenceReduction pattern: publish the partials, count,
+/// and the one that counts last reads everyone's through L2). Call with every thread of the block after
+/// its partials are written; resets the counter for the next launch when true.
+__device__ __forceinline__ bool last_to_finish(unsigned *counter, unsigned blocks)
 {
-  __shared__ double red[kWarps];
-  if (!gate_open(gate)) return;
-  const double *p = partial + static_cast<index_t>(blockIdx.x) * blocks;
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == blocks - 1;
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    if (threadIdx.x == 0) *counter = 0; // nobody else touches it in this launch any more
+  }
+  return last;
+}
+
+/// Sum of p[0 .. count-1] in a fixed order (lane-strided, then the shuffle tree), valid in lane 0 of the
+/// calling warp. __ldcg: the partials were written by other blocks of this launch.
+__device__ __forceinline__ double warp_sum_of(const double *p, int count)
+{
   double s = 0.0;
-  for (int i = threadIdx.x; i < blocks; i += kThreads) s += p[i];
-  s = block_sum(s, red);
-  if (threadIdx.x == 0) out[blockIdx.x] = s;
+  for (int i = threadIdx.x & 31; i < count; i += 32) s += __ldcg(p + i);
+  return warp_sum(s);
 }
 
 // Block (bx, by) takes columns by*8 .. by*8+7 of V over a grid-stride share of the rows; the blocks of
-// by = 0 also accumulate w.w. partial[(column) * gridDim.x + bx], w.w at column k.
+// by = 0 also accumulate w.w. partial[(column) * gridDim.x + bx], w.w at column k. With a window
+// (win.kl > 0) every block works on w - V[:, lo:lo+kl] g instead of w, formed in registers in the order
+// subtract_kernel forms it, and w is not written. The last block of each column chunk adds the chunk's
+// partials in block order into out; counters[by] counts the chunk's finished blocks.
+struct Window {
+  int lo = 0, kl = 0;        ///< the window's columns of V (kl <= 2)
+  const double *g = nullptr; ///< its coefficients (device, kl entries)
+};
+
+/// w - g0 V[:, lo] - g1 V[:, lo+1] on W entries in registers: the window's subtraction, in the order
+/// (and so with the rounding) of subtract_kernel with the window's two columns as its V.
+template <int W>
+__device__ __forceinline__ void subtract_window(const Window &win, double g0, double g1, const double *VL, index_t ldv,
+                                                index_t i, double (&wv)[W])
+{
+  if (win.kl > 0) {
+    double vv[W];
+    load_ro<W>(VL + i * W, vv);
+#pragma unroll
+    for (int e = 0; e < W; ++e) wv[e] = fma(-g0, vv[e], wv[e]);
+  }
+  if (win.kl > 1) {
+    double vv[W];
+    load_ro<W>(VL + ldv + i * W, vv);
+#pragma unroll
+    for (int e = 0; e < W; ++e) wv[e] = fma(-g1, vv[e], wv[e]);
+  }
+}
+
 template <int W>
 __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, const double *__restrict__ V,
-                                                             index_t ldv, const double *__restrict__ w,
-                                                             double *__restrict__ partial, Gate gate)
+                                                             index_t ldv, const double *__restrict__ w, Window win,
+                                                             double *__restrict__ partial, unsigned *counters,
+                                                             double *__restrict__ out, Gate gate)
 {
   __shared__ double red[kDotColumns + 1][kWarps];
   if (!gate_open(gate)) return;
@@ -387,6 +429,9 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
   const int kc = min(kDotColumns, k - c0); // <= 0 only when k = 0
   const bool with_ww = blockIdx.y == 0;
   const double *Vc = V + static_cast<index_t>(c0) * ldv;
+  const double *VL = V + static_cast<index_t>(win.lo) * ldv;
+  // The window has at most two columns (the three-term recurrence's v_{j-1}, v_j).
+  const double g0 = win.kl > 0 ? win.g[0] : 0.0, g1 = win.kl > 1 ? win.g[1] : 0.0;
 
   double acc[kDotColumns + 1];
 #pragma unroll
@@ -397,6 +442,7 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
   for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < nw; i += stride) {
     double wv[W];
     load_ro<W>(w + i * W, wv);
+    subtract_window<W>(win, g0, g1, VL, ldv, i, wv);
     if (with_ww)
 #pragma unroll
       for (int e = 0; e < W; ++e) acc[kDotColumns] = fma(wv[e], wv[e], acc[kDotColumns]);
@@ -412,7 +458,9 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
   }
   if (W > 1 && blockIdx.x == 0 && threadIdx.x == 0) { // the odd last entry
     for (index_t i = nw * W; i < n; ++i) {
-      const double wi = w[i];
+      double wi = w[i];
+      if (win.kl > 0) wi = fma(-g0, VL[i], wi);
+      if (win.kl > 1) wi = fma(-g1, VL[ldv + i], wi);
       if (with_ww) acc[kDotColumns] = fma(wi, wi, acc[kDotColumns]);
       for (int j = 0; j < kc; ++j) acc[j] = fma(Vc[j * ldv + i], wi, acc[j]);
     }
@@ -434,23 +482,38 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
     const int column = j == kDotColumns ? k : c0 + j;
     partial[static_cast<index_t>(column) * gridDim.x + blockIdx.x] = s;
   }
+
+  if (!last_to_finish(counters + blockIdx.y, gridDim.x)) return;
+  // Warp c adds column c0 + c of the chunk; warp 0 also w.w (chunk 0).
+  for (int c = warp; c <= kDotColumns; c += kWarps) {
+    if (!(c < kc || (c == kDotColumns && with_ww))) continue;
+    const int column = c == kDotColumns ? k : c0 + c;
+    const double s = warp_sum_of(partial + static_cast<index_t>(column) * gridDim.x, gridDim.x);
+    if (lane == 0) out[column] = s;
+  }
 }
 
-// w -= V coef, then the block's share of w.w into partial[blockIdx.x]. Each entry of w is loaded once,
-// updated column by column in a register (the host's order of subtractions), stored and squared.
+// w -= V coef (after the window's w -= V[:, lo:lo+kl] g, if any), then w.w into *out. Each entry of w
+// is loaded once, updated column by column in a register (the host's order of subtractions), stored and
+// squared; each block's share of w.w goes to partial[blockIdx.x], and the last block to finish adds them
+// in block order.
 template <int W>
 __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
-                                                            const double *__restrict__ coef, double *__restrict__ w,
-                                                            double *__restrict__ partial, Gate gate)
+                                                            const double *__restrict__ coef, Window win,
+                                                            double *__restrict__ w, double *__restrict__ partial,
+                                                            unsigned *counter, double *__restrict__ out, Gate gate)
 {
   __shared__ double red[kWarps];
   if (!gate_open(gate)) return;
+  const double *VL = V + static_cast<index_t>(win.lo) * ldv;
+  const double g0 = win.kl > 0 ? win.g[0] : 0.0, g1 = win.kl > 1 ? win.g[1] : 0.0;
   double ss = 0.0;
   const index_t nw = n / W;
   const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
   for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < nw; i += stride) {
     double wv[W];
     load_rw<W>(w + i * W, wv);
+    subtract_window<W>(win, g0, g1, VL, ldv, i, wv);
     int j = 0;
     for (; j + 4 <= k; j += 4) {
       double vv[4][W];
@@ -477,6 +540,8 @@ __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, co
   if (W > 1 && blockIdx.x == 0 && threadIdx.x == 0) {
     for (index_t i = nw * W; i < n; ++i) {
       double wi = w[i];
+      if (win.kl > 0) wi = fma(-g0, VL[i], wi);
+      if (win.kl > 1) wi = fma(-g1, VL[ldv + i], wi);
       for (int j = 0; j < k; ++j) wi = fma(-coef[j], V[j * ldv + i], wi);
       w[i] = wi;
       ss = fma(wi, wi, ss);
@@ -484,6 +549,11 @@ __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, co
   }
   ss = block_sum(ss, red);
   if (threadIdx.x == 0) partial[blockIdx.x] = ss;
+  if (!last_to_finish(counter, gridDim.x)) return;
+  if (threadIdx.x < 32) {
+    const double s = warp_sum_of(partial, gridDim.x);
+    if (threadIdx.x == 0) *out = s;
+  }
 }
 
 // --- vector updates ---------------------------------------------------------------------------------------
@@ -590,6 +660,56 @@ bool vector_ok(int k, const double *V, index_t ldv, const double *w)
   return aligned16(w) && (k == 0 || (aligned16(V) && ldv % 2 == 0));
 }
 
+/// Column chunks of a multi_dot over k columns (one counter each).
+int dot_chunks(int k) { return std::max(1, (k + kDotColumns - 1) / kDotColumns); }
+
+/// The reduction workspace starts with one counter (unsigned) per possible column chunk, whatever k:
+/// a later call with more columns must find its counters still zero, so the partials never move over
+/// them. 256 KB.
+constexpr int kMaxDotChunks = 65535; // gridDim.y
+constexpr std::size_t kCounterDoubles = (static_cast<std::size_t>(kMaxDotChunks) + 1) * sizeof(unsigned) / sizeof(double);
+
+void check_window(const char *who, int k, int lo, int kl)
+{
+  if (kl < 1 || kl > 2 || lo < 0 || lo + kl > k)
+    throw Error(std::string(who) + ": the window must be 1 or 2 of the k columns (lo = " + std::to_string(lo) +
+                ", kl = " + std::to_string(kl) + ", k = " + std::to_string(k) + ")");
+}
+
+void launch_subtract(const char *who, index_t n, int k, const double *V, index_t ldv, const double *coef, Window win,
+                     double *w, double *out, double *workspace, cudaStream_t stream, Gate gate)
+{
+  check_matrix(who, n, k, ldv);
+  const bool vec = vector_ok(k, V, ldv, w);
+  const int blocks = grid_for(n / (vec ? 2 : 1), kMaxPartials);
+  unsigned *counter = reinterpret_cast<unsigned *>(workspace);
+  double *partial = workspace + kCounterDoubles;
+  if (vec)
+    subtract_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, win, w, partial, counter, out, gate);
+  else
+    subtract_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, win, w, partial, counter, out, gate);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void launch_multi_dot(const char *who, index_t n, int k, const double *V, index_t ldv, const double *w, Window win,
+                      double *out, double *workspace, cudaStream_t stream, Gate gate)
+{
+  check_matrix(who, n, k, ldv);
+  const int chunks = dot_chunks(k);
+  if (chunks > kMaxDotChunks) throw Error(std::string(who) + ": k = " + std::to_string(k) + " is too many columns");
+  const bool vec = vector_ok(k, V, ldv, w);
+  // Enough blocks for one wave in all, the column chunks sharing it.
+  const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
+  unsigned *counters = reinterpret_cast<unsigned *>(workspace);
+  double *partial = workspace + kCounterDoubles;
+  if (vec)
+    multi_dot_kernel<2><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, win, partial, counters, out, gate);
+  else
+    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, win, partial, counters, out, gate);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
 } // namespace
 
 // --- launchers --------------------------------------------------------------------------------------------
@@ -652,41 +772,33 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
 
 std::size_t reduction_workspace_doubles(int k)
 {
-  return static_cast<std::size_t>(std::max(k, 0) + 1) * kMaxPartials;
+  return kCounterDoubles + static_cast<std::size_t>(std::max(k, 0) + 1) * kMaxPartials;
 }
 
 void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
                cudaStream_t stream, Gate gate)
 {
-  check_matrix("multi_dot", n, k, ldv);
-  const int chunks = std::max(1, (k + kDotColumns - 1) / kDotColumns);
-  if (chunks > 65535) throw Error("multi_dot: k = " + std::to_string(k) + " is too many columns");
-  const bool vec = vector_ok(k, V, ldv, w);
-  // Enough blocks for one wave in all, the column chunks sharing it.
-  const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
-  if (vec)
-    multi_dot_kernel<2><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace, gate);
-  else
-    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, workspace, gate);
-  CUDALANCZOS_CHECK_LAUNCH();
-  sum_partials_kernel<<<k + 1, kThreads, 0, stream>>>(workspace, blocks, out, gate);
-  CUDALANCZOS_CHECK_LAUNCH();
+  launch_multi_dot("multi_dot", n, k, V, ldv, w, Window{}, out, workspace, stream, gate);
+}
+
+void window_multi_dot(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g, const double *w,
+                      double *out, double *workspace, cudaStream_t stream)
+{
+  check_window("window_multi_dot", k, lo, kl);
+  launch_multi_dot("window_multi_dot", n, k, V, ldv, w, Window{lo, kl, g}, out, workspace, stream, {});
 }
 
 void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
                     double *workspace, cudaStream_t stream, Gate gate)
 {
-  check_matrix("subtract_norm2", n, k, ldv);
-  const bool vec = vector_ok(k, V, ldv, w);
-  const int blocks = grid_for(n / (vec ? 2 : 1), kMaxPartials);
-  if (vec)
-    subtract_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace, gate);
-  else
-    subtract_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, w, workspace, gate);
-  CUDALANCZOS_CHECK_LAUNCH();
-  sum_partials_kernel<<<1, kThreads, 0, stream>>>(workspace, blocks, out, gate);
-  CUDALANCZOS_CHECK_LAUNCH();
+  launch_subtract("subtract_norm2", n, k, V, ldv, coef, Window{}, w, out, workspace, stream, gate);
+}
+
+void window_subtract_norm2(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g,
+                           const double *coef, double *w, double *out, double *workspace, cudaStream_t stream)
+{
+  check_window("window_subtract_norm2", k, lo, kl);
+  launch_subtract("window_subtract_norm2", n, k, V, ldv, coef, Window{lo, kl, g}, w, out, workspace, stream, {});
 }
 
 void finish_lanczos_step(index_t n, int j, int kl, const double *g, const double *h1, const double *h2,

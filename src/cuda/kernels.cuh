@@ -5,9 +5,12 @@
 // Every launcher queues work on `stream` and returns at once (no synchronization, no allocation);
 // a launch failure throws cudalanczos::Error. Sizes of 0 are valid everywhere.
 //
-// Reductions (multi_dot, subtract_norm2) are two launches: per-block partial sums (warp shuffles,
-// then one shared-memory step), then one small kernel that adds the partials in a fixed order into a
-// device array. The order never depends on timing, so results are bit-for-bit reproducible run to run.
+// Reductions (multi_dot, window_multi_dot, subtract_norm2) are one launch each: every block writes its
+// partial sums (warp shuffles, then one shared-memory step) to the workspace, and the last block to
+// finish (an atomic counter in the workspace) adds them in block order into a device array. The order
+// never depends on timing, so results are bit-for-bit reproducible run to run. (They were two launches,
+// the second a small summing kernel: on a Lanczos step of a 2-D Laplacian, where one matrix-vector
+// product takes 38 us, those extra launches were a visible part of the step.)
 #pragma once
 
 #include "core/backend.hpp"
@@ -61,13 +64,24 @@ struct Gate {
   double factor = 0;
 };
 
-/// Doubles of `workspace` multi_dot(k) and subtract_norm2 need (per-block partials).
+/// Doubles of `workspace` the reductions over at most k columns need: finish counters, then per-block
+/// partials. The caller zeroes it once after allocating it (cudaMemset); every reduction leaves its
+/// counters at zero again. Launches sharing a workspace must be stream-ordered.
 std::size_t reduction_workspace_doubles(int k);
 
 /// out[i] = V[:, i] . w for 0 <= i < k and out[k] = w . w, all into the device array out (k + 1
 /// entries). V is n x k, column stride ldv >= n. One pass over V and (per 8 columns) over w.
 void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
                cudaStream_t stream, Gate gate = {});
+
+/// The full Gram-Schmidt pass's projections with the three-term window folded in: with
+/// w' = w - V[:, lo:lo+kl] g (kl = 1 or 2 window columns among the k, g their coefficients, a device
+/// array), formed in registers and not stored, out[i] = V[:, i] . w' for i < k and out[k] = w' . w'.
+/// window_subtract_norm2 then forms the same w' again (bit for bit) and subtracts the pass in the same
+/// launch: the window's own subtract (a read and a write of w and a reduction) disappears, and the
+/// result is what subtract_norm2 on the window, multi_dot and subtract_norm2 on the k columns give.
+void window_multi_dot(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g, const double *w,
+                      double *out, double *workspace, cudaStream_t stream);
 
 // --- (d) fused subtract + norm ------------------------------------------------------------------------
 
@@ -76,6 +90,11 @@ void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, 
 /// column of V.
 void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
                     double *workspace, cudaStream_t stream, Gate gate = {});
+
+/// w = (w - V[:, lo:lo+kl] g) - V coef, the two subtractions in that order (window_multi_dot), and
+/// *out = w . w. One pass over w.
+void window_subtract_norm2(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g,
+                           const double *coef, double *w, double *out, double *workspace, cudaStream_t stream);
 
 // --- (e) the end of a Lanczos step ---------------------------------------------------------------------
 

@@ -159,11 +159,19 @@ Block random_block(index_t n, int k, index_t ldv, std::uint64_t seed)
   return b;
 }
 
+/// A reduction workspace for up to k columns, zeroed as kernels.cuh asks (its finish counters).
+DeviceBuffer<double> reduction_workspace(int k)
+{
+  DeviceBuffer<double> ws(k::reduction_workspace_doubles(k));
+  CUDALANCZOS_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  return ws;
+}
+
 void expect_multi_dot(const Block &b, cudaStream_t s, bool w_inside_V = false)
 {
   SCOPED_TRACE(where(b.n, b.k, b.ldv) + (w_inside_V ? " w = V[:, k-1]" : ""));
   DeviceBuffer<double> dV = upload(b.V), dw = upload(b.w), out(static_cast<std::size_t>(b.k) + 1);
-  DeviceBuffer<double> ws(k::reduction_workspace_doubles(b.k));
+  DeviceBuffer<double> ws = reduction_workspace(b.k);
   const double *w = w_inside_V ? dV.data() + (b.k - 1) * b.ldv : dw.data();
   std::vector<double> wh(b.w);
   if (w_inside_V) std::copy(b.V.begin() + (b.k - 1) * b.ldv, b.V.begin() + (b.k - 1) * b.ldv + b.n, wh.begin());
@@ -179,6 +187,10 @@ void expect_multi_dot(const Block &b, cudaStream_t s, bool w_inside_V = false)
     }
     ASSERT_LE(std::abs(got[j] - ref), 2 * (b.n + 1) * eps * scale) << "output " << j << " got " << got[j] << " ref " << ref;
   }
+  // Again on the same workspace: the finish counters were reset, and the fixed order gives the same bits.
+  k::multi_dot(b.n, b.k, dV.data(), b.ldv, w, out.data(), ws.data(), s);
+  const std::vector<double> again = download(out.data(), out.size());
+  ASSERT_EQ(0, std::memcmp(got.data(), again.data(), got.size() * sizeof(double))) << "not reproducible";
 }
 
 class VectorKernels : public CudaTest {};
@@ -205,7 +217,7 @@ void expect_subtract(const Block &b, const std::vector<double> &coef, cudaStream
 {
   SCOPED_TRACE(where(b.n, b.k, b.ldv));
   DeviceBuffer<double> dV = upload(b.V), dw = upload(b.w), dc = upload(coef), out(1);
-  DeviceBuffer<double> ws(k::reduction_workspace_doubles(b.k));
+  DeviceBuffer<double> ws = reduction_workspace(b.k);
   poison(out.data(), 1);
   k::subtract_norm2(b.n, b.k, dV.data(), b.ldv, dc.data(), dw.data(), out.data(), ws.data(), s);
   const std::vector<double> w = download(dw.data(), dw.size()), nrm2 = download(out.data(), 1);
@@ -267,6 +279,88 @@ TEST_F(VectorKernels, LargeSubtractNorm2IsEquivalentToRef)
 {
   const Block b = random_block(index_t(1) << 24, 2, index_t(1) << 24, 4800);
   expect_subtract(b, {0.75, -1.25}, stream());
+}
+
+// The fused window of a Lanczos step (window_multi_dot, window_subtract_norm2) against the unfused
+// sequence it replaces: subtract_norm2 on the window's columns, multi_dot and subtract_norm2 on all k.
+// The fusion claims the same arithmetic, so the comparison is bit for bit; the unfused kernels are
+// themselves checked against host loops above.
+void expect_window(const Block &b, int lo, int kl, cudaStream_t s)
+{
+  SCOPED_TRACE(where(b.n, b.k, b.ldv) + " window " + std::to_string(lo) + "+" + std::to_string(kl));
+  const std::size_t k1 = static_cast<std::size_t>(b.k) + 1;
+  const std::vector<double> g = random_vector(static_cast<std::size_t>(kl), 7 + lo);
+  DeviceBuffer<double> dV = upload(b.V), dg = upload(g), ws = reduction_workspace(b.k);
+  // Unfused.
+  DeviceBuffer<double> w1 = upload(b.w), h1(k1), n1(1);
+  k::subtract_norm2(b.n, kl, dV.data() + lo * b.ldv, b.ldv, dg.data(), w1.data(), n1.data(), ws.data(), s);
+  k::multi_dot(b.n, b.k, dV.data(), b.ldv, w1.data(), h1.data(), ws.data(), s);
+  k::subtract_norm2(b.n, b.k, dV.data(), b.ldv, h1.data(), w1.data(), n1.data(), ws.data(), s);
+  // Fused.
+  DeviceBuffer<double> w2 = upload(b.w), h2(k1), n2(1);
+  poison(h2.data(), h2.size());
+  poison(n2.data(), 1);
+  k::window_multi_dot(b.n, b.k, dV.data(), b.ldv, lo, kl, dg.data(), w2.data(), h2.data(), ws.data(), s);
+  ASSERT_EQ(download(w2.data(), w2.size()), b.w) << "window_multi_dot wrote w";
+  k::window_subtract_norm2(b.n, b.k, dV.data(), b.ldv, lo, kl, dg.data(), h2.data(), w2.data(), n2.data(), ws.data(), s);
+  const auto same = [](const std::vector<double> &x, const std::vector<double> &y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+  };
+  EXPECT_TRUE(same(download(h1.data(), k1), download(h2.data(), k1))) << "projections differ";
+  EXPECT_TRUE(same(download(w1.data(), w1.size()), download(w2.data(), w2.size()))) << "w differs";
+  EXPECT_TRUE(same(download(n1.data(), 1), download(n2.data(), 1))) << "norms differ";
+}
+
+TEST_F(VectorKernels, WindowPassIsEquivalentToRef)
+{
+  std::uint64_t seed = 4600;
+  for (index_t n : odd_sizes())
+    for (int kk : {1, 2, 3, 9, 17})
+      for (int kl : {1, 2})
+        for (index_t pad : {0, 1}) {
+          if (kl > kk) continue;
+          const Block b = random_block(n, kk, n + pad, seed += 11);
+          expect_window(b, kk - kl, kl, stream()); // a Lanczos step's window: the last columns
+          if (kk > 2) expect_window(b, 0, kl, stream());
+          if (HasFatalFailure()) return;
+        }
+  DeviceBuffer<double> ws = reduction_workspace(4), V(8), w(2), out(5), g(2);
+  for (auto [lo, kl] : {std::pair{0, 0}, std::pair{0, 3}, std::pair{3, 2}, std::pair{-1, 1}})
+    EXPECT_THROW(k::window_multi_dot(2, 4, V.data(), 2, lo, kl, g.data(), w.data(), out.data(), ws.data(), stream()),
+                 cudalanczos::Error)
+        << "window " << lo << "+" << kl << " of 4 columns";
+}
+
+TEST_F(VectorKernels, ReductionsOfAnySizeShareOneWorkspace)
+{
+  // One workspace as the backend keeps it: a reduction over 600 columns (75 column chunks, each with its
+  // finish counter), small ones, a closed gate (nothing runs, nothing counts) and the large one again.
+  // A counter left non-zero, or partials written over the counters, shows up as a wrong or unwritten
+  // result in a later call.
+  const index_t n = 1031;
+  const Block big = random_block(n, 600, n + 1, 4700);
+  DeviceBuffer<double> dV = upload(big.V), dw = upload(big.w), ws = reduction_workspace(600), out(601), gate(2);
+  const std::vector<double> closed = {1.0, 0.5}; // 1 < 0.5 * 0.5 is false
+  CUDALANCZOS_CHECK(cudaMemcpy(gate.data(), closed.data(), 2 * sizeof(double), cudaMemcpyHostToDevice));
+  const auto check = [&](int kk) {
+    poison(out.data(), out.size());
+    k::multi_dot(n, kk, dV.data(), big.ldv, dw.data(), out.data(), ws.data(), stream());
+    const std::vector<double> got = download(out.data(), static_cast<std::size_t>(kk) + 1);
+    for (int j = 0; j <= kk; ++j) {
+      double ref = 0, scale = 0;
+      for (index_t i = 0; i < n; ++i) {
+        const double v = j < kk ? big.V[i + j * big.ldv] : big.w[i];
+        ref += v * big.w[i];
+        scale += std::abs(v * big.w[i]);
+      }
+      ASSERT_LE(std::abs(got[j] - ref), 2 * (n + 1) * eps * scale) << "k " << kk << " output " << j;
+    }
+  };
+  check(600);
+  check(3);
+  k::multi_dot(n, 600, dV.data(), big.ldv, dw.data(), out.data(), ws.data(), stream(), k::Gate{gate.data(), gate.data() + 1, 0.5});
+  check(9);
+  check(600);
 }
 
 TEST_F(VectorKernels, CombineIsEquivalentToRef)
