@@ -268,10 +268,12 @@ void bench_spmv(cudaStream_t s)
   if (copy_bandwidth == 0) bench_copy(s);
   CusparseHandle sparse = make_cusparse(s); // the direct calls' handle: declared first, destroyed last
   std::vector<std::string> direct_rows;     // the second table's rows, printed after the first table
+  std::vector<std::string> lane_rows;       // the third table's (pattern kernel, lanes per row)
   std::printf("## CSR sparse matrix-vector product\n\nbytes = 12 nnz + 4 (rows + 1) + 8 cols + 8 rows (each array once). "
               "Custom: adaptive lanes per row (power of two at or above the mean row length).\n\n");
   std::printf("| matrix | rows | nnz | max row | custom (ms) | cuSPARSE (ms) | custom GB/s | cuSPARSE GB/s | cuSPARSE / custom "
-              "time | max rel. diff |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "time | max rel. diff | default (ms) | cuSPARSE / default time | default rel. diff | default operator |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
   for (int which = 0; which < 2; ++which) {
     // 10^6 rows of 5 entries, and 2*10^6 rows averaging 16 with hubs of thousands
     const test::Csr A = which == 0 ? test::laplacian(1000) : test::chung_lu(2000000, 16, 0xc1u);
@@ -290,9 +292,42 @@ void bench_spmv(cudaStream_t s)
     const std::vector<double> hy2 = to_host(y2.data(), A.rows);
     const double diff = max_rel_diff(to_host(y1.data(), A.rows), hy2);
     const double bytes = 12.0 * nnz + 4.0 * (A.rows + 1) + 16.0 * A.rows;
-    std::printf("| %s | %lld | %lld | %d | %.4f | %.4f | %.0f | %.0f | %.2f | %.1e |\n", name.c_str(),
+    // The default flavor: the pattern kernel when the off-diagonal values are all equal (both here).
+    const auto chosen = make_csr_operator(view, KernelFlavor::Default, -1);
+    DeviceBuffer<double> y3(A.rows);
+    const double td = gpu_median_ms([&] { chosen->apply(x.data(), y3.data(), s); }, s, 50);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(s));
+    const double diff_default = checked_rel_diff(to_host(y3.data(), A.rows), hy2);
+    {
+      // The pattern kernel with every lane count: its default picks the power of two at or above the
+      // mean row length. Both matrices hold -1 or 1 off the diagonal and 4 or nothing on it.
+      std::vector<int> prow{0}, pcol;
+      double c = 0, d = 0;
+      for (std::int64_t r = 0; r < A.rows; ++r) {
+        for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j)
+          if (A.colind[j] == r) d = A.values[j];
+          else pcol.push_back(A.colind[j]), c = A.values[j];
+        prow.push_back(static_cast<int>(pcol.size()));
+      }
+      DeviceBuffer<int> dprow(prow.size()), dpcol(pcol.size());
+      CUDALANCZOS_CHECK(cudaMemcpy(dprow.data(), prow.data(), dprow.bytes(), cudaMemcpyHostToDevice));
+      CUDALANCZOS_CHECK(cudaMemcpy(dpcol.data(), pcol.data(), dpcol.bytes(), cudaMemcpyHostToDevice));
+      std::string row = "| " + name;
+      for (int lanes : {1, 2, 4, 8, 16, 32}) {
+        const double t = gpu_median_ms([&] {
+          kernels::pattern_spmv(A.rows, static_cast<index_t>(pcol.size()), dprow.data(), dpcol.data(), c, d, nullptr,
+                                x.data(), y3.data(), s, lanes);
+        }, s, 50);
+        CUDALANCZOS_CHECK(cudaStreamSynchronize(s));
+        char cell[64];
+        std::snprintf(cell, sizeof cell, " | %.4f (%.0e)", t, checked_rel_diff(to_host(y3.data(), A.rows), hy2));
+        row += cell;
+      }
+      lane_rows.push_back(row + " |\n");
+    }
+    std::printf("| %s | %lld | %lld | %d | %.4f | %.4f | %.0f | %.0f | %.2f | %.1e | %.4f | %.2f | %.1e | %s |\n", name.c_str(),
                 static_cast<long long>(A.rows), static_cast<long long>(nnz), max_row, tc, tv, bytes / (tc * 1e6),
-                bytes / (tv * 1e6), tv / tc, diff);
+                bytes / (tv * 1e6), tv / tc, diff, td, tv / td, diff_default, chosen->description().c_str());
 
     // cuSPARSE called directly with CSR_ALG1 (CsrOperator's choice) and CSR_ALG2 on copies of the same
     // arrays and the same x: CsrOperator owns its arrays and its algorithm, so it cannot run ALG2.
@@ -339,6 +374,9 @@ void bench_spmv(cudaStream_t s)
               "ALG1 / ALG2 | preprocess ALG1 / ALG2 | bitwise repeatable ALG1 / ALG2 | ALG1 vs operator rel. diff | "
               "ALG2 vs ALG1 rel. diff |\n|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
   for (const std::string &r : direct_rows) std::printf("%s", r.c_str());
+  std::printf("\n### The pattern kernel by lanes per row\n\nms (relative difference from cuSPARSE's product).\n\n"
+              "| matrix | 1 | 2 | 4 | 8 | 16 | 32 |\n|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string &r : lane_rows) std::printf("%s", r.c_str());
   std::printf("\n");
 }
 

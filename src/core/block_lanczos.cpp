@@ -274,11 +274,11 @@ private:
     Matrix A(static_cast<std::size_t>(na) * na);
     for (int j = 0; j < na; ++j)
       for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), [&](const double *y) {
+    return detail::ritz_pairs(s_, c_, na, std::move(A), B_, true, [&](const double *y_last) {
       double r2 = 0;
       for (int r = 0; r < B_; ++r) {
         double t = 0;
-        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y[na - B_ + l];
+        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y_last[l];
         r2 += t * t;
       }
       return std::sqrt(r2);

@@ -123,20 +123,22 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
   return idx;
 }
 
-RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A,
-                     const std::function<double(const double *y)> &residual)
+RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
+                     const std::function<double(const double *y_tail)> &residual)
 {
+  if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
   RitzPairs rp;
   rp.na = na;
-  rp.Y.resize(A.size());
+  rp.rows = vectors ? na : tail;
+  rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
   rp.w.resize(na);
-  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), na);
+  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), std::max(rp.rows, 1), rp.rows);
   rp.order = order_by_which(s, c, rp.w);
   rp.res.resize(na);
   rp.err.resize(na);
   for (int q = 0; q < na; ++q) {
     const int i = rp.order[q];
-    rp.res[q] = residual(rp.Y.data() + static_cast<std::size_t>(i) * na);
+    rp.res[q] = residual(rp.Y.data() + static_cast<std::size_t>(i) * rp.rows + (rp.rows - tail));
     rp.err[q] = c.error(rp.w[i] - s.shift, rp.res[q]);
   }
   return rp;

@@ -44,14 +44,18 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
 /// (Callbacks::error).
 struct RitzPairs {
   int na = 0;
+  int rows = 0; ///< rows of each vector in Y: na, or the last `tail` ones only (ritz_pairs)
   std::vector<double> w, Y, res, err;
   std::vector<int> order;
 };
 
 /// Diagonalizes the symmetric active block A (na x na, column-major); `residual` gives a pair's
-/// residual norm from its vector y (na entries).
-RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A,
-                     const std::function<double(const double *y)> &residual);
+/// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta
+/// y_last, or R times the last block). With vectors, Y holds the whole vectors (na x na); without, only
+/// their last `tail` rows (tail x na), which costs O(na^2 tail) instead of O(na^3): for the looks
+/// inside a cycle, which need the values and the residuals only.
+RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
+                     const std::function<double(const double *y_tail)> &residual);
 
 /// The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
 /// complement value counts as a copy of it: what a verification round compares with.

@@ -350,13 +350,13 @@ private:
 
   // The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
   // of column e-1 to the residual direction v_e).
-  RitzPairs ritz_pairs(int locked, int e, double b) const
+  RitzPairs ritz_pairs(int locked, int e, double b, bool vectors = true) const
   {
     const int na = e - locked;
     std::vector<double> A(static_cast<std::size_t>(na) * na);
     for (int jj = 0; jj < na; ++jj)
       for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), [&](const double *y) { return std::abs(b * y[na - 1]); });
+    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const double *y_last) { return std::abs(b * *y_last); });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -397,7 +397,7 @@ private:
       if (!verifying && !last_wanted) return false;
       if (e < 0) return true; // asked whether to go in chunks at all
       if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
-      const RitzPairs rp = ritz_pairs(locked, e, S(e - 1, e));
+      const RitzPairs rp = ritz_pairs(locked, e, S(e - 1, e), false); // values and residuals only
       const std::vector<double> &w = rp.w, &err = rp.err;
       const std::vector<int> &order = rp.order;
       if (verifying) {

@@ -25,11 +25,20 @@ namespace cudalanczos {
 /// NaN/Inf input (naming the entry) and for n < 0 or ldz < n.
 int tridiagonal_qr(int n, double *d, double *e, double *Z, int ldz);
 
+/// The same with Z of `zrows` rows (ldz >= zrows): each rotation acts on Z's rows independently, so
+/// passing the last rows of Z_in gives the last rows of Z_in * Q, bit for bit as the full Z would.
+int tridiagonal_qr(int n, double *d, double *e, double *Z, int ldz, int zrows);
+
 /// Eigen-decomposition of the dense symmetric S (n x n, column-major, lds >= n; only the lower
 /// triangle is read; S is destroyed): Householder tridiagonalization, then tridiagonal_qr.
 /// On return w[0..n-1] holds the eigenvalues in ascending order and Z (n x n, ldz >= n) the
 /// orthonormal eigenvectors, column j belonging to w[j]. Z may be null: then only eigenvalues.
 /// Throws cudalanczos::Error for NaN/Inf in the lower triangle and for n < 0, lds < n or ldz < n.
 void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz);
+
+/// The same, Z (zrows x n, ldz >= zrows) receiving only the last zrows rows of the eigenvectors, bit for
+/// bit those of the full Z, in O(n^2 zrows) instead of O(n^3) for them: what a Ritz pair's residual
+/// estimate |beta y_last| needs, at every look inside a cycle (Driver's end_early).
+void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, int zrows);
 
 } // namespace cudalanczos

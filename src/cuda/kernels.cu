@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -357,6 +358,56 @@ void launch_csr(index_t rows, const int *rowptr, const int *colind, const double
   const index_t blocks = (threads + kThreads - 1) / kThreads;
   csr_spmv_kernel<G><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(rows, rowptr, colind, values, x, y);
   CUDALANCZOS_CHECK_LAUNCH();
+}
+
+// The same lane groups for a matrix whose off-diagonal entries all hold one value c: the entries carry no
+// values, so a stored entry costs its 4-byte column index instead of 12 bytes (graph adjacency and
+// Laplacians: two thirds of the matrix traffic gone). The diagonal is one value d0 or a vector.
+template <int G, bool DiagVector>
+__global__ void __launch_bounds__(kThreads) pattern_spmv_kernel(index_t rows, const int *__restrict__ rowptr,
+                                                                const int *__restrict__ colind, double c, double d0,
+                                                                const double *__restrict__ dvec,
+                                                                const double *__restrict__ x, double *__restrict__ y)
+{
+  const index_t t = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const index_t row = t / G;
+  const int lane = threadIdx.x % G;
+  double s = 0.0;
+  if (row < rows) {
+    const int end = __ldg(rowptr + row + 1);
+    for (int j = __ldg(rowptr + row) + lane; j < end; j += G) s += __ldg(x + __ldg(colind + j));
+  }
+  if constexpr (G > 1) {
+#pragma unroll
+    for (int offset = G / 2; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset, G);
+  }
+  if (lane == 0 && row < rows) {
+    const double d = DiagVector ? __ldg(dvec + row) : d0;
+    y[row] = fma(c, s, d * __ldg(x + row));
+  }
+}
+
+template <int G>
+void launch_pattern(index_t rows, const int *rowptr, const int *colind, double c, double d0, const double *dvec,
+                    const double *x, double *y, cudaStream_t stream)
+{
+  const index_t threads = rows * G;
+  const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+  if (dvec)
+    pattern_spmv_kernel<G, true><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, c, d0, dvec, x, y);
+  else
+    pattern_spmv_kernel<G, false><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, c, d0, dvec, x, y);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+/// Lanes per row: the power of two at or above the mean row length (at most a warp), so that a
+/// typical row takes one pass of its group and few lanes idle.
+int lanes_for(index_t rows, index_t entries)
+{
+  const double mean = static_cast<double>(entries) / static_cast<double>(rows);
+  int lanes = 1;
+  while (lanes < 32 && lanes < mean) lanes *= 2;
+  return lanes;
 }
 
 // --- reductions ------------------------------------------------------------------------------------------
@@ -755,18 +806,40 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
 {
   if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
   if (rows == 0) return;
-  // Lanes per row: the power of two at or above the mean row length (at most a warp), so that a
-  // typical row takes one pass of its group and few lanes idle.
-  const double mean = static_cast<double>(nnz) / static_cast<double>(rows);
-  int lanes = 1;
-  while (lanes < 32 && lanes < mean) lanes *= 2;
-  switch (lanes) {
+  switch (lanes_for(rows, nnz)) {
   case 1: return launch_csr<1>(rows, rowptr, colind, values, x, y, stream);
   case 2: return launch_csr<2>(rows, rowptr, colind, values, x, y, stream);
   case 4: return launch_csr<4>(rows, rowptr, colind, values, x, y, stream);
   case 8: return launch_csr<8>(rows, rowptr, colind, values, x, y, stream);
   case 16: return launch_csr<16>(rows, rowptr, colind, values, x, y, stream);
   default: return launch_csr<32>(rows, rowptr, colind, values, x, y, stream);
+  }
+}
+
+int pattern_lanes(index_t rows, index_t entries, index_t longest)
+{
+  if (rows <= 0 || entries <= 0) return 1;
+  const double mean = static_cast<double>(entries) / static_cast<double>(rows);
+  const bool regular = static_cast<double>(longest) <= 4 * mean;
+  const double per_lane = regular ? 4.0 : 2.0;
+  const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / per_lane))));
+  return 1 << std::clamp(e, 0, 5);
+}
+
+void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
+                  const double *dvec, const double *x, double *y, cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || entries < 0) throw Error("pattern_spmv: negative size");
+  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
+    throw Error("pattern_spmv: lanes must be 0 (the default) or a power of two up to 32, not " + std::to_string(lanes));
+  if (rows == 0) return;
+  switch (lanes ? lanes : lanes_for(rows, entries)) {
+  case 1: return launch_pattern<1>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
+  case 2: return launch_pattern<2>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
+  case 4: return launch_pattern<4>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
+  case 8: return launch_pattern<8>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
+  case 16: return launch_pattern<16>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
+  default: return launch_pattern<32>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
   }
 }
 

@@ -53,6 +53,22 @@ void dense_gemv(index_t rows, index_t cols, const double *A, index_t lda, const 
 void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const double *values,
               const double *x, double *y, cudaStream_t stream);
 
+/// y = d .* x + c P x for a square matrix whose off-diagonal entries all equal c: P is their pattern
+/// (CSR without values, rowptr: rows + 1 entries, colind: `entries` column indices, none on the
+/// diagonal), d the diagonal, one value d0 for every row when dvec is null, else dvec (rows entries).
+/// The lane groups of csr_spmv; a stored entry moves 4 bytes instead of 12. `lanes` (a power of two up
+/// to 32) per row; 0: the power of two at or above the mean row length, csr_spmv's rule.
+void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
+                  const double *dvec, const double *x, double *y, cudaStream_t stream, int lanes = 0);
+
+/// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
+/// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
+/// more lanes share a hub). Measured with every lane count on an H200 (bench spmv,
+/// bench/results/2026-11-30-h200-session5): 2-D Laplacian (4 per row) best at 1 lane, 0.0133 ms
+/// against 0.0239 at 4 (csr_spmv's rule) and cuSPARSE's 0.038; Chung-Lu graph (mean 16, hubs of 4103)
+/// best at 8, 0.249 ms against 0.294 at 16 and cuSPARSE's 0.278. Two matrices: a rule of thumb.
+int pattern_lanes(index_t rows, index_t entries, index_t longest);
+
 // --- (c) fused multi-dot ------------------------------------------------------------------------------
 
 /// A condition the reduction kernels read on the device when they run: unless *lhs < factor * *rhs

@@ -8,8 +8,14 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cudalanczos::cuda {
 namespace {
@@ -146,12 +152,31 @@ private:
   mutable CublasHandle cublas_;
 };
 
+/// Throws unless A is a well-formed CSR matrix with 32-bit indices inside its bounds.
+void validate_csr(const CsrView &A)
+{
+  const auto fail = [&](const std::string &why) {
+    throw Error("make_csr_operator: " + why + " (rows = " + std::to_string(A.rows) + ", cols = " +
+                std::to_string(A.cols) + ", nnz = " + std::to_string(A.nnz) + ")");
+  };
+  if (A.rows < 0 || A.cols < 0 || A.nnz < 0) fail("negative size");
+  if (A.nnz > 2147483647 || A.rows > 2147483646) fail("32-bit indices cannot address this matrix");
+  if (!A.rowptr || (A.nnz > 0 && (!A.colind || !A.values))) fail("missing arrays");
+  if (A.rowptr[0] != 0 || A.rowptr[A.rows] != A.nnz) fail("rowptr must start at 0 and end at nnz");
+  // An index outside the matrix would be an out-of-bounds read on the device: check once, here.
+  for (index_t r = 0; r < A.rows; ++r)
+    if (A.rowptr[r + 1] < A.rowptr[r]) fail("rowptr decreases at row " + std::to_string(r));
+  for (index_t j = 0; j < A.nnz; ++j)
+    if (A.colind[j] < 0 || A.colind[j] >= A.cols)
+      fail("column index " + std::to_string(A.colind[j]) + " at entry " + std::to_string(j) + " is outside the matrix");
+}
+
 class CsrOperator final : public DeviceOperator {
 public:
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault))
   {
-    validate(A);
+    validate_csr(A);
     ScopedDevice guard(device_);
     rowptr_ = DeviceBuffer<int>(static_cast<std::size_t>(rows_) + 1, "CSR row pointers");
     CUDALANCZOS_CHECK(cudaMemcpy(rowptr_.data(), A.rowptr, rowptr_.bytes(), cudaMemcpyHostToDevice));
@@ -259,24 +284,6 @@ private:
     spmm_b_ = b, spmm_ldx_ = ldx, spmm_ldy_ = ldy;
   }
 
-  void validate(const CsrView &A) const
-  {
-    const auto fail = [&](const std::string &why) {
-      throw Error("make_csr_operator: " + why + " (rows = " + std::to_string(A.rows) + ", cols = " +
-                  std::to_string(A.cols) + ", nnz = " + std::to_string(A.nnz) + ")");
-    };
-    if (A.rows < 0 || A.cols < 0 || A.nnz < 0) fail("negative size");
-    if (A.nnz > 2147483647 || A.rows > 2147483646) fail("32-bit indices cannot address this matrix");
-    if (!A.rowptr || (A.nnz > 0 && (!A.colind || !A.values))) fail("missing arrays");
-    if (A.rowptr[0] != 0 || A.rowptr[A.rows] != A.nnz) fail("rowptr must start at 0 and end at nnz");
-    // An index outside the matrix would be an out-of-bounds read on the device: check once, here.
-    for (index_t r = 0; r < A.rows; ++r)
-      if (A.rowptr[r + 1] < A.rowptr[r]) fail("rowptr decreases at row " + std::to_string(r));
-    for (index_t j = 0; j < A.nnz; ++j)
-      if (A.colind[j] < 0 || A.colind[j] >= A.cols)
-        fail("column index " + std::to_string(A.colind[j]) + " at entry " + std::to_string(j) + " is outside the matrix");
-  }
-
   // Descriptors and the SpMV buffer are made once here, so apply() allocates nothing. The dense-vector
   // descriptors get their pointers at each apply; scratch vectors stand in for them during the
   // buffer-size query and the preprocessing, which analyse the matrix only.
@@ -326,6 +333,109 @@ private:
   mutable DeviceBuffer<unsigned char> spmm_buffer_;
 };
 
+/// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
+/// pattern of the off-diagonal entries and the diagonal (one value, or a vector when the rows differ).
+/// Built on the host by uniform_pattern(); explicit zeros count as entries like any other value.
+struct UniformPattern {
+  double offdiagonal = 0, diagonal = 0;
+  std::vector<double> diagonal_vector; ///< empty: every row's diagonal is `diagonal`
+  std::vector<int> rowptr, colind;
+};
+
+/// The split, or nothing when the matrix is not square, has no off-diagonal entry, has two entries in
+/// one place on the diagonal, or holds two different off-diagonal values (compared bit for bit, so
+/// -0.0 and 0.0 differ and a NaN never matches: those go to the general kernels).
+std::optional<UniformPattern> uniform_pattern(const CsrView &A)
+{
+  if (A.rows != A.cols || A.rows == 0 || A.nnz == 0) return std::nullopt;
+  UniformPattern p;
+  bool have_c = false;
+  p.rowptr.reserve(static_cast<std::size_t>(A.rows) + 1);
+  p.rowptr.push_back(0);
+  p.colind.reserve(static_cast<std::size_t>(A.nnz));
+  std::vector<double> diag(static_cast<std::size_t>(A.rows), 0.0);
+  for (index_t r = 0; r < A.rows; ++r) {
+    bool seen_diagonal = false;
+    for (index_t j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
+      const double v = A.values[j];
+      if (A.colind[j] == r) {
+        if (seen_diagonal) return std::nullopt;
+        seen_diagonal = true;
+        diag[static_cast<std::size_t>(r)] = v;
+        continue;
+      }
+      if (!have_c) p.offdiagonal = v, have_c = true;
+      else if (std::memcmp(&v, &p.offdiagonal, sizeof v) != 0) return std::nullopt;
+      p.colind.push_back(A.colind[j]);
+    }
+    if (p.colind.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) return std::nullopt;
+    p.rowptr.push_back(static_cast<int>(p.colind.size()));
+  }
+  if (!have_c) return std::nullopt; // diagonal only: the general kernels are as good
+  p.diagonal = diag[0];
+  for (double d : diag)
+    if (std::memcmp(&d, &p.diagonal, sizeof d) != 0) {
+      p.diagonal_vector = std::move(diag);
+      break;
+    }
+  return p;
+}
+
+// The general CSR kernels move 12 bytes per stored entry (value and column index) and gather x; when
+// every off-diagonal value is the same (graph adjacency, unweighted graph Laplacians, constant-
+// coefficient stencils) the values carry nothing, and kernels::pattern_spmv moves 4.
+class PatternCsrOperator final : public DeviceOperator {
+public:
+  PatternCsrOperator(const CsrView &A, const UniformPattern &p, int device)
+      : device_(resolve_device(device)), rows_(A.rows), nnz_(A.nnz), entries_(static_cast<index_t>(p.colind.size())),
+        offdiagonal_(p.offdiagonal), diagonal_(p.diagonal)
+  {
+    index_t longest = 0;
+    for (std::size_t r = 0; r + 1 < p.rowptr.size(); ++r) longest = std::max<index_t>(longest, p.rowptr[r + 1] - p.rowptr[r]);
+    lanes_ = kernels::pattern_lanes(rows_, entries_, longest);
+    ScopedDevice guard(device_);
+    rowptr_ = DeviceBuffer<int>(p.rowptr.size(), "pattern row pointers");
+    CUDALANCZOS_CHECK(cudaMemcpy(rowptr_.data(), p.rowptr.data(), rowptr_.bytes(), cudaMemcpyHostToDevice));
+    colind_ = DeviceBuffer<int>(p.colind.size(), "pattern column indices");
+    CUDALANCZOS_CHECK(cudaMemcpy(colind_.data(), p.colind.data(), colind_.bytes(), cudaMemcpyHostToDevice));
+    if (!p.diagonal_vector.empty()) {
+      diagonal_vector_ = DeviceBuffer<double>(p.diagonal_vector.size(), "pattern diagonal");
+      CUDALANCZOS_CHECK(cudaMemcpy(diagonal_vector_.data(), p.diagonal_vector.data(), diagonal_vector_.bytes(),
+                                   cudaMemcpyHostToDevice));
+    }
+    wait_for_uploads();
+  }
+
+  index_t rows() const override { return rows_; }
+  index_t cols() const override { return rows_; }
+  int device() const override { return device_; }
+
+  void apply(const double *x, double *y, void *stream) const override
+  {
+    ScopedDevice guard(device_);
+    kernels::pattern_spmv(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
+                          diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, x, y,
+                          static_cast<cudaStream_t>(stream), lanes_);
+  }
+
+  std::string description() const override
+  {
+    char c[32];
+    std::snprintf(c, sizeof c, "%g", offdiagonal_);
+    return "CSR " + size_text(rows_, rows_) + ", " + std::to_string(nnz_) + " nonzeros, pattern SpMV (off-diagonal entries all " +
+           c + (diagonal_vector_.size() ? ", diagonal stored apart)" : ")");
+  }
+  std::size_t device_bytes() const override { return rowptr_.bytes() + colind_.bytes() + diagonal_vector_.bytes(); }
+
+private:
+  int device_;
+  index_t rows_, nnz_, entries_;
+  int lanes_ = 1; // per row, kernels::pattern_lanes
+  double offdiagonal_, diagonal_;
+  DeviceBuffer<int> rowptr_, colind_;
+  DeviceBuffer<double> diagonal_vector_;
+};
+
 class CallbackOperator final : public DeviceOperator {
 public:
   CallbackOperator(index_t rows, index_t cols, DeviceApply apply, std::string description, int device)
@@ -362,6 +472,10 @@ std::shared_ptr<DeviceOperator> make_dense_operator(const DenseView &A, KernelFl
 
 std::shared_ptr<DeviceOperator> make_csr_operator(const CsrView &A, KernelFlavor flavor, int device)
 {
+  if (flavor == KernelFlavor::Default) {
+    validate_csr(A); // the pattern split reads every index
+    if (auto p = uniform_pattern(A)) return std::make_shared<PatternCsrOperator>(A, *p, device);
+  }
   return std::make_shared<CsrOperator>(A, flavor, device);
 }
 

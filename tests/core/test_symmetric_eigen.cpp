@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -670,6 +671,38 @@ TEST(SymmetricEigen, SpecialMatrices)
     check_dense(big);
     check_dense(small);
   }
+}
+
+// The residual estimates inside a cycle read only the last row(s) of the eigenvectors: zrows < n must
+// give exactly those rows of the full computation (rows are updated independently) and the same values.
+TEST(SymmetricEigen, LastRowsAreThoseOfTheFullVectors)
+{
+  for (std::uint64_t c = 0; c < 60; ++c) {
+    Rng r(kSeed + 9500 + c);
+    const int n = r.integer(1, 60);
+    const Dense s = c % 3 == 0 ? random_dense(r, n) : arrowhead(r, n, c % 3 == 1);
+    SCOPED_TRACE(trace("last rows", kSeed + 9500 + c, n));
+    Vec S = s.a, w(n), Z(static_cast<std::size_t>(n) * n);
+    symmetric_eigen(n, S.data(), n, w.data(), Z.data(), n);
+    for (int zr : {0, 1, 2, 3, n}) {
+      if (zr > n) continue;
+      const int ldz = zr + 1; // a leading dimension above the row count is honoured
+      Vec S2 = s.a, w2(n), Zr(static_cast<std::size_t>(ldz) * n, -7.0);
+      symmetric_eigen(n, S2.data(), n, w2.data(), Zr.data(), ldz, zr);
+      ASSERT_EQ(0, std::memcmp(w.data(), w2.data(), w.size() * sizeof(double))) << zr << " rows: other eigenvalues";
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < zr; ++i)
+          ASSERT_EQ(0, std::memcmp(&Z[static_cast<std::size_t>(j) * n + (n - zr + i)], &Zr[static_cast<std::size_t>(j) * ldz + i],
+                                   sizeof(double)))
+              << zr << " rows: entry (" << n - zr + i << ", " << j << ")";
+        EXPECT_EQ(Zr[static_cast<std::size_t>(j) * ldz + zr], -7.0) << "wrote below the rows asked for";
+      }
+    }
+  }
+  double S[4] = {1.0, 0.5, 0.5, 2.0}, w[2], Z[4];
+  EXPECT_THROW(symmetric_eigen(2, S, 2, w, Z, 2, 3), cudalanczos::Error);  // zrows > n
+  EXPECT_THROW(symmetric_eigen(2, S, 2, w, Z, 2, -1), cudalanczos::Error); // zrows < 0
+  EXPECT_THROW(symmetric_eigen(2, S, 2, w, Z, 1, 2), cudalanczos::Error);  // ldz < zrows
 }
 
 TEST(SymmetricEigen, TinyAndInvalid)

@@ -610,6 +610,100 @@ TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
     }
 }
 
+/// A's pattern with every off-diagonal value c, and diagonal(r) on the diagonal of each row r for
+/// which it returns a number (the row's diagonal entry, if any, is dropped first; NaN: no diagonal).
+Csr with_values(const Csr &A, double c, const std::function<double(index_t)> &diagonal)
+{
+  Csr B;
+  B.rows = A.rows;
+  B.cols = A.cols;
+  for (index_t r = 0; r < A.rows; ++r) {
+    const double d = diagonal(r);
+    if (!std::isnan(d)) B.colind.push_back(static_cast<int>(r)), B.values.push_back(d);
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j)
+      if (A.colind[j] != r) B.colind.push_back(A.colind[j]), B.values.push_back(c);
+    B.rowptr.push_back(static_cast<int>(B.colind.size()));
+  }
+  return B;
+}
+
+bool uses_pattern(const DeviceOperator &op) { return op.description().find("pattern SpMV") != std::string::npos; }
+
+TEST_F(DeviceOperators, PatternCsrOperatorIsEquivalentToRef)
+{
+  // Off-diagonal values all equal: the default flavor drops the values (kernels::pattern_spmv). Lane
+  // counts 1..32 (mean row lengths), empty rows, repeated off-diagonal entries (they add), and the
+  // three diagonals: none, one value, a vector (some rows without one).
+  std::uint64_t seed = 11500;
+  const auto none = [](index_t) { return nan; };
+  const auto four = [](index_t) { return 4.0; };
+  const auto mixed = [](index_t r) { return r % 3 == 0 ? nan : 1.5 + r % 5; };
+  std::vector<std::pair<std::string, Csr>> cases{{"laplacian", laplacian(33)},
+                                                 {"chung-lu", chung_lu(20011, 16, 5)},
+                                                 {"laplacian, varying diagonal", with_values(laplacian(31), -1, mixed)}};
+  for (index_t rows : {1, 31, 4097})
+    for (double mean : {0.5, 3.0, 12.0, 40.0}) {
+      const Csr R = random_csr(rows, rows, mean, seed += 7);
+      cases.emplace_back("random " + std::to_string(rows) + " mean " + std::to_string(mean) + " no diagonal",
+                         with_values(R, 0.75, none));
+      cases.emplace_back("random " + std::to_string(rows) + " mean " + std::to_string(mean) + " diagonal 4",
+                         with_values(R, -2.0, four));
+      cases.emplace_back("random " + std::to_string(rows) + " mean " + std::to_string(mean) + " diagonal vector",
+                         with_values(R, 1.0, mixed));
+    }
+  for (const auto &[name, A] : cases) {
+    SCOPED_TRACE(name);
+    const auto op = make_csr_operator(csr_view(A), KernelFlavor::Default, -1);
+    bool has_offdiagonal = false;
+    for (index_t r = 0; r < A.rows; ++r)
+      for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) has_offdiagonal |= A.colind[j] != r;
+    EXPECT_EQ(uses_pattern(*op), has_offdiagonal) << op->description();
+    const std::vector<double> x = random_vector(static_cast<std::size_t>(A.cols), seed + 1);
+    DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(A.rows));
+    poison(dy.data(), dy.size());
+    op->apply(dx.data(), dy.data(), stream());
+    const std::vector<double> y = download(dy.data(), dy.size());
+    std::vector<double> ref(static_cast<std::size_t>(A.rows)), scale(ref.size());
+    csr_apply(A, x.data(), ref.data());
+    csr_apply(A, x.data(), scale.data(), true);
+    for (index_t r = 0; r < A.rows; ++r)
+      ASSERT_LE(std::abs(y[r] - ref[r]), 2 * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * scale[r]) << "row " << r;
+    index_t longest = 0;
+    for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
+    expect_apply_block(
+        *op, [&A](const double *xx, double *yy, bool absolute) { csr_apply(A, xx, yy, absolute); }, longest, stream(), seed);
+  }
+}
+
+TEST_F(DeviceOperators, OnlyUniformSquareCsrUsesThePatternKernel)
+{
+  const Csr L = laplacian(9);
+  const auto pattern = [](const Csr &A, KernelFlavor f = KernelFlavor::Default) {
+    return uses_pattern(*make_csr_operator(csr_view(A), f, -1));
+  };
+  EXPECT_TRUE(pattern(L));
+  EXPECT_FALSE(pattern(L, KernelFlavor::Vendor)) << "an explicit flavor is obeyed";
+  EXPECT_FALSE(pattern(L, KernelFlavor::Custom));
+  Csr two = L; // one off-diagonal value different
+  for (int j = two.rowptr[40]; j < two.rowptr[41]; ++j)
+    if (two.colind[j] != 40) two.values[j] = -1.0000000000000002;
+  EXPECT_FALSE(pattern(two));
+  Csr zeros = with_values(L, 0.0, [](index_t) { return 4.0; }); // 0.0 and -0.0 differ: general kernels
+  zeros.values[1] = -0.0;
+  EXPECT_FALSE(pattern(zeros));
+  Csr twice = L; // a second entry on the diagonal of row 0 (entries add)
+  twice.colind.insert(twice.colind.begin(), 0);
+  twice.values.insert(twice.values.begin(), 1.0);
+  for (std::size_t r = 1; r < twice.rowptr.size(); ++r) ++twice.rowptr[r];
+  EXPECT_FALSE(pattern(twice));
+  EXPECT_FALSE(pattern(with_values(L, -1.0, [](index_t) { return 4.0; }), KernelFlavor::Vendor));
+  Csr empty;
+  empty.rows = empty.cols = 9;
+  empty.rowptr.assign(10, 0);
+  EXPECT_FALSE(pattern(with_values(empty, 1.0, [](index_t) { return 2.0; }))) << "diagonal only";
+  EXPECT_FALSE(pattern(with_values(random_csr(40, 30, 3.0, 4), 1.0, [](index_t) { return nan; }))) << "not square";
+}
+
 TEST_F(DeviceOperators, ApplyBlockBadArgumentsThrow)
 {
   const Dense A = random_dense(9, 9, 9, 1);

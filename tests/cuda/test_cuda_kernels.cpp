@@ -141,6 +141,67 @@ TEST_F(CsrSpmv, LargeCsrSpmvIsEquivalentToRef)
   expect_spmv(laplacian(2001), 78, stream()); // 4M rows, 20M entries: 280 MB
 }
 
+void expect_pattern_spmv(const Csr &A, double c, const std::vector<double> &d, std::uint64_t seed, cudaStream_t s)
+{
+  // A's pattern (its values ignored; no diagonal entries) with c off the diagonal and d on it (one value
+  // for all rows when d has one entry).
+  SCOPED_TRACE("pattern " + std::to_string(A.rows) + " entries " + std::to_string(A.colind.size()) + " diagonal " +
+               (d.size() == 1 ? "one value" : "vector"));
+  const std::vector<double> x = random_vector(static_cast<std::size_t>(A.rows), seed);
+  DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+  DeviceBuffer<double> dd = upload(d), dx = upload(x), dy(static_cast<std::size_t>(A.rows));
+  poison(dy.data(), dy.size());
+  const bool vec = d.size() > 1;
+  k::pattern_spmv(A.rows, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), c, vec ? 0.0 : d[0],
+                  vec ? dd.data() : nullptr, dx.data(), dy.data(), s);
+  const std::vector<double> y = download(dy.data(), dy.size());
+  for (index_t r = 0; r < A.rows; ++r) {
+    const double dr = vec ? d[r] : d[0];
+    double ref = dr * x[r], scale = std::abs(dr * x[r]);
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
+      ref += c * x[A.colind[j]];
+      scale += std::abs(c * x[A.colind[j]]);
+    }
+    const double len = A.rowptr[r + 1] - A.rowptr[r];
+    ASSERT_LE(std::abs(y[r] - ref), 2 * (len + 2) * eps * scale) << "row " << r << " y " << y[r] << " ref " << ref;
+  }
+}
+
+TEST_F(CsrSpmv, PatternSpmvIsEquivalentToRef)
+{
+  std::uint64_t seed = 2500;
+  for (double mean : {0.5, 1.7, 3.0, 6.0, 12.0, 30.0, 80.0}) // 1 .. 32 lanes per row
+    for (index_t rows : odd_sizes()) {
+      const Csr A = random_csr(rows, rows, mean, seed += 5);
+      // No entry on the diagonal: drop the ones the draw put there.
+      Csr P;
+      P.rows = P.cols = rows;
+      for (index_t r = 0; r < rows; ++r) {
+        for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j)
+          if (A.colind[j] != r) P.colind.push_back(A.colind[j]);
+        P.rowptr.push_back(static_cast<int>(P.colind.size()));
+      }
+      expect_pattern_spmv(P, -1.25, {3.5}, seed + 1, stream()); // rows of 5 mean + 40 run the 4-way unrolled loop
+      expect_pattern_spmv(P, 0.5, random_vector(static_cast<std::size_t>(std::max<index_t>(rows, 2)), seed + 2), seed + 3,
+                          stream());
+      if (HasFatalFailure()) return;
+    }
+  for (int lanes : {-1, 3, 64})
+    EXPECT_THROW(k::pattern_spmv(1, 0, nullptr, nullptr, 1.0, 1.0, nullptr, nullptr, nullptr, stream(), lanes),
+                 cudalanczos::Error)
+        << lanes << " lanes";
+}
+
+TEST_F(CsrSpmv, PatternLanesFollowTheMeasuredRule)
+{
+  EXPECT_EQ(k::pattern_lanes(1000000, 3996000, 4), 1);      // 2-D Laplacian: regular, 4 per lane
+  EXPECT_EQ(k::pattern_lanes(1000000, 5940000, 6), 2);      // 3-D Laplacian
+  EXPECT_EQ(k::pattern_lanes(2000000, 31988866, 4103), 8);  // Chung-Lu: irregular, 2 per lane
+  EXPECT_EQ(k::pattern_lanes(1000, 1000000, 1000), 32);     // dense rows: a warp, no more
+  EXPECT_EQ(k::pattern_lanes(1000, 10, 5), 1);              // nearly empty
+  EXPECT_EQ(k::pattern_lanes(0, 0, 0), 1);
+}
+
 // --- multi-dot, subtract, combine ---------------------------------------------------------------------------
 
 /// n x k with column stride ldv (padding NaN), plus w.
