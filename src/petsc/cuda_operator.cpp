@@ -166,6 +166,33 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscMPIInt      size;
+  PetscBool        dense = PETSC_FALSE, use_cuda = PETSC_FALSE;
+  Mat              A;
+  const PetscInt   b = 4;
+
+  PetscFunctionBegin;
+  ctx->block_eff  = 1;
+  ctx->block_auto = PETSC_FALSE;
+  // Every condition but the device is the same on every rank; one rank only (the distributed operators
+  // apply a block column by column, so blocks would only add orthogonalization there).
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
+  if (ctx->variant != EPS_CUDALANCZOS_THICK_RESTART || ctx->reorthog != EPS_CUDALANCZOS_REORTHOG_FULL || !isshift || size != 1 ||
+      eps->nev < 10 || eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
+    PetscFunctionReturn(0);
+  PetscCall(STGetMatrix(eps->st, 0, &A));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &dense));
+  if (!dense) PetscFunctionReturn(0);
+  PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
+  if (!use_cuda) PetscFunctionReturn(0);
+  ctx->block_eff  = b;
+  ctx->block_auto = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend)
 {

@@ -82,11 +82,13 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
 
+  ctx->block_eff  = ctx->block_size == PETSC_DEFAULT ? 1 : ctx->block_size;
+  ctx->block_auto = PETSC_FALSE;
   if (ctx->variant == EPS_CUDALANCZOS_THESIS) {
-    PetscCheck(ctx->block_size == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+    PetscCheck(ctx->block_eff == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                "The thesis variant of EPSCUDALANCZOS takes one vector per step (block size %" PetscInt_FMT " requested); use "
                "-eps_cudalanczos_variant thick-restart for block steps",
-               ctx->block_size);
+               ctx->block_eff);
     PetscCheck(eps->nev == 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                "The thesis variant of EPSCUDALANCZOS computes one eigenpair (nev = %" PetscInt_FMT " requested); use "
                "-eps_cudalanczos_variant thick-restart for more",
@@ -102,6 +104,8 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     const bool chosen = (eps->ncv == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen)) &&
                         (eps->mpd == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->mpd == ctx->mpd_chosen));
     if (chosen) eps->ncv = eps->mpd = PETSC_DEFAULT;
+    if (ctx->block_size == PETSC_DEFAULT && eps->ncv == PETSC_DEFAULT && eps->mpd == PETSC_DEFAULT)
+      PetscCall(EPSCUDALanczosChooseBlockSize(eps, isshift));
     if (eps->ncv != PETSC_DEFAULT) {
       PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == eps->n), PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
@@ -113,7 +117,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
       // deep as its blocks per cycle; with few of them it needs several times the products of
       // single-vector steps (host runs of the seeded sweep: block 8 with ncv 40 took 2-20x the
       // products of single-vector steps, with ncv 160 1.5-2x).
-      if (ctx->block_size > 1) eps->ncv = PetscMin(eps->n, PetscMax(eps->ncv, eps->nev + 16 * ctx->block_size));
+      if (ctx->block_eff > 1) eps->ncv = PetscMin(eps->n, PetscMax(eps->ncv, eps->nev + 16 * ctx->block_eff));
     }
     // An mpd beyond the problem size is clamped as EPSSetUp clamps ncv: it is what a default mpd
     // from an earlier, larger operator (EPSSetOperators with a smaller matrix) left behind.
@@ -124,15 +128,15 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
-    if (ctx->block_size > 1) {
+    if (ctx->block_eff > 1) {
       PetscCheck(ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                  "Block steps (block size %" PetscInt_FMT ") orthogonalize fully; -eps_cudalanczos_reorthog %s needs block size 1",
-                 ctx->block_size, EPSCUDALanczosReorthogs[ctx->reorthog]);
-      PetscCheck(eps->ncv >= eps->nev + ctx->block_size || eps->ncv + ctx->block_size > eps->n, PetscObjectComm((PetscObject)eps),
+                 ctx->block_eff, EPSCUDALanczosReorthogs[ctx->reorthog]);
+      PetscCheck(eps->ncv >= eps->nev + ctx->block_eff || eps->ncv + ctx->block_eff > eps->n, PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "Block steps need ncv >= nev + block size (ncv %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ")",
-                 eps->ncv, eps->nev, ctx->block_size);
+                 eps->ncv, eps->nev, ctx->block_eff);
     }
-    if (ctx->block_size > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
+    if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
     // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
@@ -276,7 +280,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.nev                 = (int)eps->nev;
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)ctx->ncv_limit;
-  s.block_size          = (int)ctx->block_size;
+  s.block_size          = (int)ctx->block_eff;
   s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
@@ -418,8 +422,8 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
   PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
                              "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
-  PetscCall(PetscOptionsInt("-eps_cudalanczos_block_size", "Vectors per Lanczos step (thick-restart variant)", "EPSCUDALanczosSetBlockSize",
-                            ctx->block_size, &i, &flg));
+  PetscCall(PetscOptionsInt("-eps_cudalanczos_block_size", "Vectors per Lanczos step (thick-restart variant; default: chosen by the solver)",
+                            "EPSCUDALanczosSetBlockSize", ctx->block_size == PETSC_DEFAULT ? ctx->block_eff : ctx->block_size, &i, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetBlockSize(eps, i));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
@@ -437,7 +441,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
-  if (!thesis && ctx->block_size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step\n", ctx->block_size));
+  if (!thesis && ctx->block_eff > 1)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
+                                     ctx->block_auto ? " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU, nev >= 10)" : ""));
   if (!thesis && ctx->ncv_limit > eps->ncv)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  basis may grow from ncv %" PetscInt_FMT " to %" PetscInt_FMT " columns when convergence is slow\n", eps->ncv, ctx->ncv_limit));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
@@ -450,7 +456,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
-    if (!thesis && ctx->block_size > 1 && ctx->block_used != ctx->block_size)
+    if (!thesis && ctx->block_eff > 1 && ctx->block_used != ctx->block_eff)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
     if (!thesis && ctx->verify)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
@@ -523,8 +529,25 @@ CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
 CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
 CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
 CUDALANCZOS_ACCESSORS(NcvMax, PetscInt, ncv_max)
-CUDALANCZOS_ACCESSORS(BlockSize, PetscInt, block_size)
 #undef CUDALANCZOS_ACCESSORS
+
+PetscErrorCode EPSCUDALanczosSetBlockSize_CUDALanczos(EPS eps, PetscInt value)
+{
+  PetscFunctionBegin;
+  ((EPS_CUDALANCZOS *)eps->data)->block_size = value; // PETSC_DEFAULT: the solver chooses at set-up
+  eps->state                                 = EPS_STATE_INITIAL;
+  PetscFunctionReturn(0);
+}
+
+// The block size in effect: the one set, or the solver's choice (known after EPSSetUp; 1 before).
+PetscErrorCode EPSCUDALanczosGetBlockSize_CUDALanczos(EPS eps, PetscInt *value)
+{
+  const EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  *value = ctx->block_size == PETSC_DEFAULT ? ctx->block_eff : ctx->block_size;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **name)
 {

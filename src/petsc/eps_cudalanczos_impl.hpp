@@ -28,10 +28,13 @@ struct EPS_CUDALANCZOS {
   PetscBool              check_symmetry = PETSC_FALSE;
   PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
-  PetscInt               block_size     = 1;             // vectors per Lanczos step (EPSCUDALanczosSetBlockSize)
+  PetscInt               block_size     = PETSC_DEFAULT; // vectors per Lanczos step (EPSCUDALanczosSetBlockSize); default: chosen
 
   // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
+  // set up: the block size in effect (block_size, or the solver's choice) and whether the solver chose it
+  PetscInt  block_eff  = 1;
+  PetscBool block_auto = PETSC_FALSE;
 
   // the matrix on the device, rebuilt only when the Mat or its object state changes
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
@@ -60,6 +63,14 @@ struct EPS_CUDALANCZOS {
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
 /// when there is none or CUDA support was not compiled in).
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
+/// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize): 4 for a dense
+/// matrix of at least kAutoBlockRows rows on one GPU with STSHIFT, nev >= 10 and ncv left to the solver,
+/// else 1. Measured on an H200 (bench/results/2026-11-30-h200-block.md): block 4 took dense 12288 and
+/// 32768 at k = 10 and 50 1.5-1.8x faster, and lost at k = 1 and on sparse matrices. Sets ctx->block_eff
+/// and ctx->block_auto. Collective.
+PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift);
+inline constexpr PetscInt kAutoBlockRows = 8192;
+#define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
 /// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend);

@@ -291,6 +291,58 @@ int main(int argc, char **argv)
     }
     PetscCall(MatDestroy(&A));
   }
+  {
+    /* The solver's own block size: 4 for a dense matrix of at least 8192 rows solved on one GPU with
+       nev >= 10 (-eps_view says it chose it), else 1. Without a GPU, or on several ranks, a dense 300 must
+       get 1; with one, the dense 8192 gets 4 and agrees with the same solve in single-vector steps. */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    const PetscBool gpu = (PetscBool)(has_cuda_device && size == 1);
+    const PetscInt  n   = gpu ? 8192 : 300;
+    Mat             A;
+    PetscReal       eig[2][10], res[2] = {0, 0};
+    PetscInt        bs[2] = {0, 0}, nconv[2] = {0, 0};
+    PetscBool       chosen = PETSC_FALSE;
+    char            detail[256];
+    PetscCall(BuildMatrix(DENSE_UNIFORM, n, &A));
+    for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
+      EPS eps;
+      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+      PetscCall(EPSSetOperators(eps, A, NULL));
+      PetscCall(EPSSetProblemType(eps, EPS_HEP));
+      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      PetscCall(EPSSetDimensions(eps, 10, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+      PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
+      if (forced) PetscCall(EPSCUDALanczosSetBlockSize(eps, 1));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs[forced]));
+      if (!forced) PetscCall(ViewLine(eps, "vectors per step (chosen", NULL, 0, &chosen));
+      PetscCall(EPSGetConverged(eps, &nconv[forced]));
+      for (PetscInt i = 0; i < PetscMin(nconv[forced], 10); ++i) {
+        PetscScalar k;
+        PetscReal   err;
+        PetscCall(EPSGetEigenpair(eps, i, &k, NULL, NULL, NULL));
+        eig[forced][i] = PetscRealPart(k);
+        PetscCall(EPSComputeError(eps, i, EPS_ERROR_RELATIVE, &err));
+        res[forced] = PetscMax(res[forced], err);
+      }
+      PetscCall(EPSDestroy(&eps));
+    }
+    if (!gpu) {
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "n %" PetscInt_FMT ", block size %" PetscInt_FMT ", chosen line %s, nconv %" PetscInt_FMT ", residual %.2e",
+                              n, bs[0], chosen ? "printed" : "absent", nconv[0], (double)res[0]));
+      PetscCall(Check((PetscBool)(bs[0] == 1 && !chosen && nconv[0] >= 10 && res[0] < 1e-8), "left to the solver: block size 1 below 8192 rows or off the GPU", detail));
+    } else {
+      PetscReal diff = 0;
+      for (PetscInt i = 0; i < 10; ++i) diff = PetscMax(diff, PetscAbsReal(eig[0][i] - eig[1][i]) / PetscAbsReal(eig[1][i]));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "block size %" PetscInt_FMT " (forced %" PetscInt_FMT "), chosen line %s, nconv %" PetscInt_FMT "/%" PetscInt_FMT ", residuals %.2e/%.2e, max rel diff %.2e",
+                              bs[0], bs[1], chosen ? "printed" : "absent", nconv[0], nconv[1], (double)res[0], (double)res[1], (double)diff));
+      PetscCall(Check((PetscBool)(bs[0] == 4 && bs[1] == 1 && chosen && nconv[0] >= 10 && nconv[1] >= 10 && res[0] < 1e-8 && res[1] < 1e-8 && diff < 1e-9),
+                      "left to the solver: block size 4 for a dense 8192 on the GPU, same eigenvalues as single-vector steps", detail));
+    }
+    PetscCall(MatDestroy(&A));
+  }
 
   /* Identity and zero: every vector is an eigenvector; beta = 0 at the first step (breakdown). */
   {
