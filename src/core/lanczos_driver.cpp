@@ -525,7 +525,10 @@ private:
         // products -> 49; where the prediction did not fit, a cycle up to the cap cost 6 % more.)
         else if (const int k = certificate_steps(rp, newconv, locked_theta, locked + newconv); k > 0) {
           const int want = locked + newconv + (3 * k + 1) / 2 + 1;
-          if (want > m && want <= cap_) m_resume_ = m, m = want;
+          if (want > m && want <= cap_) {
+            if (m_resume_ == 0) m_resume_ = m; // a round after a round: the solve's length is already saved
+            m = want;
+          }
         }
       } else if (fresh_cycle && !done && m_resume_ > 0) {
         if (m_resume_ - 1 - locked >= newconv + 1) m = m_resume_, keep_limit = m - 1 - locked; // room for a step
@@ -636,7 +639,11 @@ private:
   int certificate_steps(const RitzPairs &rp, int newconv, const std::vector<double> &locked_theta, int locked_after) const
   {
     std::vector<double> theta(locked_theta), rest;
-    for (int q = 0; q < rp.na; ++q) (q < newconv ? theta : rest).push_back(rp.w[rp.order[q]] - (q < newconv ? s_.shift : 0.0));
+    for (int q = 0; q < rp.na; ++q) {
+      const double value = rp.w[rp.order[q]];
+      if (q < newconv) theta.push_back(value - s_.shift); // as locked_theta holds them
+      else rest.push_back(value);                          // as certified_complement reads Ritz values
+    }
     if (static_cast<int>(theta.size()) < s_.nev || rest.size() < 2) return 0;
     double worst = 0, slack = 0;
     wanted_edge(s_, c_, theta, anorm_, worst, slack);

@@ -1,4 +1,5 @@
-// Device operators: a dense matrix, a CSR matrix, or a user's device matvec, uploaded once and applied
+// Device operators: a dense matrix, a CSR matrix (cuSPARSE or our kernel; without its values where the
+// off-diagonal entries all share one, PatternCsrOperator), or a user's device matvec, uploaded once and applied
 // once per Lanczos step. apply() is const for the caller but uses per-operator scratch (the gemv
 // workspace, the library handle's stream), so one operator serves one stream at a time. apply_block()
 // (block Lanczos: b columns at once) reads the matrix once: cuBLAS dgemm for a dense matrix, cuSPARSE
@@ -176,7 +177,7 @@ public:
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault))
   {
-    validate_csr(A);
+    // A has been through validate_csr (make_csr_operator).
     ScopedDevice guard(device_);
     rowptr_ = DeviceBuffer<int>(static_cast<std::size_t>(rows_) + 1, "CSR row pointers");
     CUDALANCZOS_CHECK(cudaMemcpy(rowptr_.data(), A.rowptr, rowptr_.bytes(), cudaMemcpyHostToDevice));
@@ -472,10 +473,9 @@ std::shared_ptr<DeviceOperator> make_dense_operator(const DenseView &A, KernelFl
 
 std::shared_ptr<DeviceOperator> make_csr_operator(const CsrView &A, KernelFlavor flavor, int device)
 {
-  if (flavor == KernelFlavor::Default) {
-    validate_csr(A); // the pattern split reads every index
+  validate_csr(A); // once, for either operator: both read every index
+  if (flavor == KernelFlavor::Default)
     if (auto p = uniform_pattern(A)) return std::make_shared<PatternCsrOperator>(A, *p, device);
-  }
   return std::make_shared<CsrOperator>(A, flavor, device);
 }
 
