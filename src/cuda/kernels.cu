@@ -328,76 +328,123 @@ std::size_t gemv_counter_bytes(index_t rows)
 
 // --- (b) CSR SpMV ---------------------------------------------------------------------------------------
 
-// G lanes per row; no grid-stride loop, so every lane of a warp reaches the shuffles together.
-template <int G>
-__global__ void __launch_bounds__(kThreads) csr_spmv_kernel(index_t rows, const int *__restrict__ rowptr,
-                                                            const int *__restrict__ colind,
-                                                            const double *__restrict__ values,
-                                                            const double *__restrict__ x, double *__restrict__ y)
+// G lanes per row; no grid-stride loop, so every lane of a warp reaches the shuffles together. The
+// product is taken for B columns at once: X holds them interleaved (row i's B values at X[i * ldr ..
+// i * ldr + B - 1]), so the gather of one stored entry brings all B in one or two 32-byte sectors, about
+// the traffic of a single-vector gather (B = 1: X is x). Y is column-major (column c at Y + c * ldy).
+// `Row` says what a stored entry weighs (weight(j)) and what a row's sum becomes (finish(row, s, x_row),
+// x_row the row's own entry of that column): the general CSR product and the pattern product share
+// everything else. Each column's sum is formed in the same order whatever B is, so a column of the block
+// product is bit for bit the single-vector product of that column.
+template <int G, int B, class Row>
+__global__ void __launch_bounds__(kThreads) row_group_kernel(index_t rows, const int *__restrict__ rowptr,
+                                                             const int *__restrict__ colind, Row op,
+                                                             const double *__restrict__ X, index_t ldr,
+                                                             double *__restrict__ Y, index_t ldy)
 {
   const index_t t = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   const index_t row = t / G;
   const int lane = threadIdx.x % G;
-  double s = 0.0;
+  double s[B];
+#pragma unroll
+  for (int c = 0; c < B; ++c) s[c] = 0.0;
   if (row < rows) {
     const int end = __ldg(rowptr + row + 1);
-    for (int j = __ldg(rowptr + row) + lane; j < end; j += G) s = fma(__ldg(values + j), __ldg(x + __ldg(colind + j)), s);
+    for (int j = __ldg(rowptr + row) + lane; j < end; j += G) {
+      const double a = op.weight(j);
+      const double *xj = X + static_cast<index_t>(__ldg(colind + j)) * ldr;
+#pragma unroll
+      for (int c = 0; c < B; ++c) s[c] = fma(a, __ldg(xj + c), s[c]);
+    }
   }
   if constexpr (G > 1) {
 #pragma unroll
-    for (int offset = G / 2; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset, G);
-  }
-  if (lane == 0 && row < rows) y[row] = s;
-}
-
-template <int G>
-void launch_csr(index_t rows, const int *rowptr, const int *colind, const double *values, const double *x, double *y,
-                cudaStream_t stream)
-{
-  const index_t threads = rows * G;
-  const index_t blocks = (threads + kThreads - 1) / kThreads;
-  csr_spmv_kernel<G><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(rows, rowptr, colind, values, x, y);
-  CUDALANCZOS_CHECK_LAUNCH();
-}
-
-// The same lane groups for a matrix whose off-diagonal entries all hold one value c: the entries carry no
-// values, so a stored entry costs its 4-byte column index instead of 12 bytes (graph adjacency and
-// Laplacians: two thirds of the matrix traffic gone). The diagonal is one value d0 or a vector.
-template <int G, bool DiagVector>
-__global__ void __launch_bounds__(kThreads) pattern_spmv_kernel(index_t rows, const int *__restrict__ rowptr,
-                                                                const int *__restrict__ colind, double c, double d0,
-                                                                const double *__restrict__ dvec,
-                                                                const double *__restrict__ x, double *__restrict__ y)
-{
-  const index_t t = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
-  const index_t row = t / G;
-  const int lane = threadIdx.x % G;
-  double s = 0.0;
-  if (row < rows) {
-    const int end = __ldg(rowptr + row + 1);
-    for (int j = __ldg(rowptr + row) + lane; j < end; j += G) s += __ldg(x + __ldg(colind + j));
-  }
-  if constexpr (G > 1) {
+    for (int c = 0; c < B; ++c)
 #pragma unroll
-    for (int offset = G / 2; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset, G);
+      for (int offset = G / 2; offset > 0; offset >>= 1) s[c] += __shfl_down_sync(0xffffffffu, s[c], offset, G);
   }
   if (lane == 0 && row < rows) {
-    const double d = DiagVector ? __ldg(dvec + row) : d0;
-    y[row] = fma(c, s, d * __ldg(x + row));
+#pragma unroll
+    for (int c = 0; c < B; ++c) Y[row + c * ldy] = op.finish(row, s[c], X + row * ldr + c);
   }
 }
 
-template <int G>
-void launch_pattern(index_t rows, const int *rowptr, const int *colind, double c, double d0, const double *dvec,
-                    const double *x, double *y, cudaStream_t stream)
+/// csr_spmv / csr_spmm: each entry its value.
+struct CsrRow {
+  const double *__restrict__ values;
+  __device__ double weight(int j) const { return __ldg(values + j); }
+  __device__ double finish(index_t, double s, const double *) const { return s; }
+};
+
+/// pattern_spmv / pattern_spmm: the off-diagonal entries all hold c, so they carry no values (a stored
+/// entry costs its 4-byte column index instead of 12 bytes: two thirds of the matrix traffic of graph
+/// adjacency and Laplacians), and the diagonal, kept apart, is one value d0 or the vector dvec. The
+/// weight 1 makes fma(1, x, s) = s + x exactly: the entries are summed, then scaled by c once.
+template <bool DiagVector>
+struct PatternRow {
+  double c, d0;
+  const double *__restrict__ dvec;
+  __device__ double weight(int) const { return 1.0; }
+  __device__ double finish(index_t row, double s, const double *__restrict__ x_row) const
+  {
+    const double d = DiagVector ? __ldg(dvec + row) : d0;
+    return fma(c, s, d * __ldg(x_row));
+  }
+};
+
+template <int G, int B, class Row>
+void launch_fixed_groups(index_t rows, const int *rowptr, const int *colind, Row op, const double *X, index_t ldr,
+                       double *Y, index_t ldy, cudaStream_t stream)
 {
   const index_t threads = rows * G;
   const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
-  if (dvec)
-    pattern_spmv_kernel<G, true><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, c, d0, dvec, x, y);
-  else
-    pattern_spmv_kernel<G, false><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, c, d0, dvec, x, y);
+  row_group_kernel<G, B><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, op, X, ldr, Y, ldy);
   CUDALANCZOS_CHECK_LAUNCH();
+}
+
+template <int B, class Row>
+void launch_row_groups(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const double *X,
+                       index_t ldr, double *Y, index_t ldy, cudaStream_t stream)
+{
+  switch (lanes) {
+  case 1: return launch_fixed_groups<1, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  case 2: return launch_fixed_groups<2, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  case 4: return launch_fixed_groups<4, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  case 8: return launch_fixed_groups<8, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  case 16: return launch_fixed_groups<16, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  default: return launch_fixed_groups<32, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  }
+}
+
+/// Y = A X for b columns of the interleaved X (row stride ldr >= b), G = lanes (a power of two up to
+/// 32), in chunks of 8, 4, 2 and 1 columns: one launch per 8 columns, at most three more for the rest.
+template <class Row>
+void launch_column_chunks(int lanes, int b, index_t rows, const int *rowptr, const int *colind, Row op, const double *X,
+                       index_t ldr, double *Y, index_t ldy, cudaStream_t stream)
+{
+  for (int c = 0; c < b;) {
+    const int left = b - c;
+    const double *Xc = X + c;
+    double *Yc = Y + c * ldy;
+    if (left >= 8) launch_row_groups<8>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 8;
+    else if (left >= 4) launch_row_groups<4>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 4;
+    else if (left >= 2) launch_row_groups<2>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 2;
+    else launch_row_groups<1>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 1;
+  }
+}
+
+/// Xr[i * b + c] = X[i + c * ldx]: a column-major block interleaved for the block products. Threads in
+/// the order of Xr, so the writes are coalesced; the reads come from b columns, a few rows of each per warp.
+__global__ void __launch_bounds__(kThreads) interleave_kernel(index_t rows, int b, const double *__restrict__ X,
+                                                              index_t ldx, double *__restrict__ Xr)
+{
+  const index_t total = rows * b;
+  for (index_t e = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * kThreads) {
+    const index_t i = e / b;
+    const int c = static_cast<int>(e - i * b);
+    Xr[e] = __ldg(X + i + c * ldx);
+  }
 }
 
 /// Lanes per row: the power of two at or above the mean row length (at most a warp), so that a
@@ -806,14 +853,7 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
 {
   if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
   if (rows == 0) return;
-  switch (lanes_for(rows, nnz)) {
-  case 1: return launch_csr<1>(rows, rowptr, colind, values, x, y, stream);
-  case 2: return launch_csr<2>(rows, rowptr, colind, values, x, y, stream);
-  case 4: return launch_csr<4>(rows, rowptr, colind, values, x, y, stream);
-  case 8: return launch_csr<8>(rows, rowptr, colind, values, x, y, stream);
-  case 16: return launch_csr<16>(rows, rowptr, colind, values, x, y, stream);
-  default: return launch_csr<32>(rows, rowptr, colind, values, x, y, stream);
-  }
+  launch_row_groups<1>(lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{values}, x, 1, y, rows, stream);
 }
 
 int pattern_lanes(index_t rows, index_t entries, index_t longest)
@@ -826,21 +866,68 @@ int pattern_lanes(index_t rows, index_t entries, index_t longest)
   return 1 << std::clamp(e, 0, 5);
 }
 
+namespace {
+void check_lanes(const char *who, int lanes)
+{
+  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
+    throw Error(std::string(who) + ": lanes must be 0 (the default) or a power of two up to 32, not " + std::to_string(lanes));
+}
+
+/// The pattern product's diagonal decides the row policy once, outside the kernels.
+template <class F>
+void with_pattern_row(double c, double d0, const double *dvec, F &&f)
+{
+  if (dvec) f(PatternRow<true>{c, d0, dvec});
+  else f(PatternRow<false>{c, d0, dvec});
+}
+
+/// The block products' common part: X interleaved into `interleaved` (cols * b doubles), then the
+/// row groups over it.
+template <class Row>
+void block_product(const char *who, index_t rows, index_t cols, int b, int lanes, const int *rowptr, const int *colind,
+                   Row op, const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved, cudaStream_t stream)
+{
+  if (b < 0 || ldx < std::max<index_t>(cols, 1) || ldy < std::max<index_t>(rows, 1))
+    throw Error(std::string(who) + ": need b >= 0, ldx >= cols and ldy >= rows (b = " + std::to_string(b) +
+                ", ldx = " + std::to_string(ldx) + ", ldy = " + std::to_string(ldy) + ")");
+  if (rows == 0 || b == 0) return;
+  if (cols > 0) {
+    interleave_kernel<<<grid_for(cols * b), kThreads, 0, stream>>>(cols, b, X, ldx, interleaved);
+    CUDALANCZOS_CHECK_LAUNCH();
+  }
+  launch_column_chunks(lanes, b, rows, rowptr, colind, op, interleaved, b, Y, ldy, stream);
+}
+} // namespace
+
 void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
                   const double *dvec, const double *x, double *y, cudaStream_t stream, int lanes)
 {
   if (rows < 0 || entries < 0) throw Error("pattern_spmv: negative size");
-  if (lanes != 0 && (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0))
-    throw Error("pattern_spmv: lanes must be 0 (the default) or a power of two up to 32, not " + std::to_string(lanes));
+  check_lanes("pattern_spmv", lanes);
   if (rows == 0) return;
-  switch (lanes ? lanes : lanes_for(rows, entries)) {
-  case 1: return launch_pattern<1>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  case 2: return launch_pattern<2>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  case 4: return launch_pattern<4>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  case 8: return launch_pattern<8>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  case 16: return launch_pattern<16>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  default: return launch_pattern<32>(rows, rowptr, colind, c, d0, dvec, x, y, stream);
-  }
+  const int g = lanes ? lanes : lanes_for(rows, entries);
+  with_pattern_row(c, d0, dvec, [&](auto op) { launch_row_groups<1>(g, rows, rowptr, colind, op, x, 1, y, rows, stream); });
+}
+
+void csr_spmm(index_t rows, index_t cols, index_t nnz, const int *rowptr, const int *colind, const double *values, int b,
+              const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved, cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || cols < 0 || nnz < 0) throw Error("csr_spmm: negative size");
+  check_lanes("csr_spmm", lanes);
+  const int g = lanes ? lanes : (rows > 0 ? lanes_for(rows, nnz) : 1);
+  block_product("csr_spmm", rows, cols, b, g, rowptr, colind, CsrRow{values}, X, ldx, Y, ldy, interleaved, stream);
+}
+
+void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
+                  const double *dvec, int b, const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved,
+                  cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || entries < 0) throw Error("pattern_spmm: negative size");
+  check_lanes("pattern_spmm", lanes);
+  const int g = lanes ? lanes : (rows > 0 ? lanes_for(rows, entries) : 1);
+  with_pattern_row(c, d0, dvec, [&](auto op) {
+    block_product("pattern_spmm", rows, rows, b, g, rowptr, colind, op, X, ldx, Y, ldy, interleaved, stream);
+  });
 }
 
 std::size_t reduction_workspace_doubles(int k)

@@ -61,6 +61,20 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
 void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
                   const double *dvec, const double *x, double *y, cudaStream_t stream, int lanes = 0);
 
+/// Y = A X for the b columns of X (column-major, leading dimension ldx >= cols) into Y (ldy >= rows):
+/// csr_spmv's row groups taking up to 8 columns per pass over the matrix. X is first interleaved into
+/// `interleaved` (device, cols * b doubles), so that one stored entry's gather brings the b values of
+/// its column in one or two 32-byte sectors; cuSPARSE's column-major SpMM gathers b sectors. Column c of
+/// Y is bit for bit csr_spmv of column c at the same lane count. `lanes` as for pattern_spmv.
+void csr_spmm(index_t rows, index_t cols, index_t nnz, const int *rowptr, const int *colind, const double *values, int b,
+              const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved, cudaStream_t stream, int lanes = 0);
+
+/// pattern_spmv for the b columns of X, the way csr_spmm does csr_spmv's (square: ldx, ldy >= rows,
+/// `interleaved` rows * b doubles). Column c of Y is bit for bit pattern_spmv of column c.
+void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
+                  const double *dvec, int b, const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved,
+                  cudaStream_t stream, int lanes = 0);
+
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
 /// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
 /// more lanes share a hub). Measured with every lane count on an H200 (bench spmv,

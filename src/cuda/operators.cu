@@ -25,8 +25,12 @@ namespace {
 //  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
 //         4209 GB/s at n = 8192, cuBLAS 3979) and the custom kernel is never slower; below that it is
 //         ahead by 6-87 % (n = 4096 .. 256), where cuBLAS's dgemv costs more per launch.
-//  CSR:   vendor. cuSPARSE was 1.47x faster on the 2-D Laplacian (5 per row) and 1.16x on the
-//         Chung-Lu graph (16 per row, rows up to 4103); the custom kernel stays as KernelFlavor::Custom.
+//  CSR:   vendor for single vectors. cuSPARSE was 1.47x faster on the 2-D Laplacian (5 per row) and
+//         1.16x on the Chung-Lu graph (16 per row, rows up to 4103); the custom kernel stays as
+//         KernelFlavor::Custom. Blocks (apply_block) take kernels::csr_spmm whatever the flavor but an
+//         explicit vendor: bench spmm, 2026-11-30 12:28 UTC, per block 1.3-1.5x (2-D Laplacian, b = 2, 4),
+//         1.3-2.2x (random, 16 per row) and 1.7-3.0x (Chung-Lu) faster than cuSPARSE's SpMM, level at b = 8
+//         on the Laplacian.
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
 constexpr KernelFlavor kCsrDefault = KernelFlavor::Vendor;
 
@@ -47,12 +51,43 @@ void wait_for_uploads() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
 
 std::string size_text(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
+/// A device copy of count host values (none for count = 0). Synchronous with the host for a pageable
+/// source only as far as cudaMemcpy is: the constructors end with wait_for_uploads().
+template <class T>
+DeviceBuffer<T> upload(const T *host, std::size_t count, const char *what)
+{
+  DeviceBuffer<T> d(count, what);
+  if (count) CUDALANCZOS_CHECK(cudaMemcpy(d.data(), host, d.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
 /// Y[0:rows, 0:b] = 0 on `s`: an empty product (cuBLAS and cuSPARSE return at once and leave Y unset).
 void zero_block(double *Y, index_t ldy, index_t rows, int b, cudaStream_t s)
 {
   if (rows > 0 && b > 0)
     CUDALANCZOS_CHECK(cudaMemset2DAsync(Y, ldy * sizeof(double), 0, rows * sizeof(double), b, s));
 }
+
+/// Device scratch for the interleaved copy of a block (kernels::csr_spmm, pattern_spmm): made by the
+/// first block product and grown, never shrunk, so a solve's steady state allocates nothing.
+class InterleaveScratch {
+public:
+  double *get(index_t cols, int b)
+  {
+    const auto need = static_cast<std::size_t>(std::max<index_t>(cols, 1)) * static_cast<std::size_t>(std::max(b, 1));
+    if (need > buffer_.size()) {
+      // Work queued earlier on any stream may still read the old buffer: let it finish before the free.
+      CUDALANCZOS_CHECK(cudaDeviceSynchronize());
+      buffer_.reset();
+      buffer_ = DeviceBuffer<double>(need, "interleaved block");
+    }
+    return buffer_.data();
+  }
+  std::size_t bytes() const { return buffer_.bytes(); }
+
+private:
+  DeviceBuffer<double> buffer_;
+};
 
 struct DestroyDnMat {
   void operator()(cusparseDnMatDescr_t d) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusparseDestroyDnMat(d)); }
@@ -175,18 +210,14 @@ void validate_csr(const CsrView &A)
 class CsrOperator final : public DeviceOperator {
 public:
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device)
-      : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault))
+      : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
+        interleaved_blocks_(flavor != KernelFlavor::Vendor)
   {
     // A has been through validate_csr (make_csr_operator).
     ScopedDevice guard(device_);
-    rowptr_ = DeviceBuffer<int>(static_cast<std::size_t>(rows_) + 1, "CSR row pointers");
-    CUDALANCZOS_CHECK(cudaMemcpy(rowptr_.data(), A.rowptr, rowptr_.bytes(), cudaMemcpyHostToDevice));
-    if (nnz_ > 0) {
-      colind_ = DeviceBuffer<int>(static_cast<std::size_t>(nnz_), "CSR column indices");
-      values_ = DeviceBuffer<double>(static_cast<std::size_t>(nnz_), "CSR values");
-      CUDALANCZOS_CHECK(cudaMemcpy(colind_.data(), A.colind, colind_.bytes(), cudaMemcpyHostToDevice));
-      CUDALANCZOS_CHECK(cudaMemcpy(values_.data(), A.values, values_.bytes(), cudaMemcpyHostToDevice));
-    }
+    rowptr_ = upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers");
+    colind_ = upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices");
+    values_ = upload(A.values, static_cast<std::size_t>(nnz_), "CSR values");
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
     wait_for_uploads();
   }
@@ -216,15 +247,18 @@ public:
                                    y_.get(), CUDA_R_64F, kAlgorithm, buffer_.data()));
   }
 
-  // Vendor: one cuSPARSE SpMM (the matrix read once for the b columns); custom and b = 1: column by
-  // column through apply().
+  // The matrix read once for the b columns: kernels::csr_spmm (interleaved columns), or one cuSPARSE
+  // SpMM when the vendor flavor was asked for. b = 1: apply().
   void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
   {
-    if (flavor_ == KernelFlavor::Custom || b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
+    if (b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
     check_block(ldx, ldy, b);
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
     if (rows_ == 0 || b == 0) return;
+    if (interleaved_blocks_)
+      return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(), b, X, ldx, Y, ldy,
+                               interleaved_.get(cols_, b), s);
     if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
     const double one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
@@ -239,11 +273,14 @@ public:
   std::string description() const override
   {
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
-           (flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV" : "cuSPARSE SpMV");
+           (flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
+            : interleaved_blocks_           ? "cuSPARSE SpMV, interleaved block products"
+                                            : "cuSPARSE SpMV and SpMM");
   }
   std::size_t device_bytes() const override
   {
-    return rowptr_.bytes() + colind_.bytes() + values_.bytes() + buffer_.bytes() + spmm_buffer_.bytes();
+    return rowptr_.bytes() + colind_.bytes() + values_.bytes() + buffer_.bytes() + spmm_buffer_.bytes() +
+           interleaved_.bytes();
   }
 
 private:
@@ -320,6 +357,7 @@ private:
   int device_;
   index_t rows_, cols_, nnz_;
   KernelFlavor flavor_;
+  bool interleaved_blocks_; // apply_block: kernels::csr_spmm (else cuSPARSE SpMM)
   DeviceBuffer<int> rowptr_, colind_;
   DeviceBuffer<double> values_;
   CusparseHandle cusparse_;
@@ -332,6 +370,7 @@ private:
   mutable CusparseSpMat spmm_matrix_;
   mutable CusparseDnMat spmm_x_, spmm_y_;
   mutable DeviceBuffer<unsigned char> spmm_buffer_;
+  mutable InterleaveScratch interleaved_; // apply_block (custom)
 };
 
 /// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
@@ -395,15 +434,9 @@ public:
     for (std::size_t r = 0; r + 1 < p.rowptr.size(); ++r) longest = std::max<index_t>(longest, p.rowptr[r + 1] - p.rowptr[r]);
     lanes_ = kernels::pattern_lanes(rows_, entries_, longest);
     ScopedDevice guard(device_);
-    rowptr_ = DeviceBuffer<int>(p.rowptr.size(), "pattern row pointers");
-    CUDALANCZOS_CHECK(cudaMemcpy(rowptr_.data(), p.rowptr.data(), rowptr_.bytes(), cudaMemcpyHostToDevice));
-    colind_ = DeviceBuffer<int>(p.colind.size(), "pattern column indices");
-    CUDALANCZOS_CHECK(cudaMemcpy(colind_.data(), p.colind.data(), colind_.bytes(), cudaMemcpyHostToDevice));
-    if (!p.diagonal_vector.empty()) {
-      diagonal_vector_ = DeviceBuffer<double>(p.diagonal_vector.size(), "pattern diagonal");
-      CUDALANCZOS_CHECK(cudaMemcpy(diagonal_vector_.data(), p.diagonal_vector.data(), diagonal_vector_.bytes(),
-                                   cudaMemcpyHostToDevice));
-    }
+    rowptr_ = upload(p.rowptr.data(), p.rowptr.size(), "pattern row pointers");
+    colind_ = upload(p.colind.data(), p.colind.size(), "pattern column indices");
+    diagonal_vector_ = upload(p.diagonal_vector.data(), p.diagonal_vector.size(), "pattern diagonal"); // empty: one value
     wait_for_uploads();
   }
 
@@ -419,6 +452,18 @@ public:
                           static_cast<cudaStream_t>(stream), lanes_);
   }
 
+  // kernels::pattern_spmm: the pattern read once for the b columns.
+  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  {
+    if (b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
+    check_block(ldx, ldy, b);
+    ScopedDevice guard(device_);
+    if (b == 0) return;
+    kernels::pattern_spmm(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
+                          diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, b, X, ldx, Y, ldy,
+                          interleaved_.get(rows_, b), static_cast<cudaStream_t>(stream), lanes_);
+  }
+
   std::string description() const override
   {
     char c[32];
@@ -426,7 +471,10 @@ public:
     return "CSR " + size_text(rows_, rows_) + ", " + std::to_string(nnz_) + " nonzeros, pattern SpMV (off-diagonal entries all " +
            c + (diagonal_vector_.size() ? ", diagonal stored apart)" : ")");
   }
-  std::size_t device_bytes() const override { return rowptr_.bytes() + colind_.bytes() + diagonal_vector_.bytes(); }
+  std::size_t device_bytes() const override
+  {
+    return rowptr_.bytes() + colind_.bytes() + diagonal_vector_.bytes() + interleaved_.bytes();
+  }
 
 private:
   int device_;
@@ -435,6 +483,7 @@ private:
   double offdiagonal_, diagonal_;
   DeviceBuffer<int> rowptr_, colind_;
   DeviceBuffer<double> diagonal_vector_;
+  mutable InterleaveScratch interleaved_; // apply_block
 };
 
 class CallbackOperator final : public DeviceOperator {

@@ -558,7 +558,7 @@ void expect_apply_block(const DeviceOperator &op, const std::function<void(const
                         index_t terms, cudaStream_t stream, std::uint64_t seed)
 {
   const index_t rows = op.rows(), cols = op.cols(), ldx = cols + 3, ldy = rows + 2;
-  for (int b : {5, 8, 1, 5}) {
+  for (int b : {5, 8, 1, 3, 12, 5}) { // block products chunk 8, 4, 2, 1 columns; the scratch grows, then is reused
     SCOPED_TRACE("b " + std::to_string(b));
     const std::vector<double> X = random_vector(static_cast<std::size_t>(ldx * b), seed + b);
     DeviceBuffer<double> dx = upload(X), dy(static_cast<std::size_t>(ldy * b));
@@ -597,7 +597,7 @@ TEST_F(DeviceOperators, DenseApplyBlockIsEquivalentToRef)
 TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
 {
   std::uint64_t seed = 10500;
-  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor})
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor, KernelFlavor::Default}) // default: vendor SpMV, csr_spmm blocks
     for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
              {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {1000, 1000, 0.3}, {4097, 4097, 17.0}, {33, 10, 2.0}, {5, 9, 0.0}}) {
       SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols));

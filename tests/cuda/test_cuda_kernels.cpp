@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 
 namespace cudalanczos::cuda::test {
@@ -200,6 +201,94 @@ TEST_F(CsrSpmv, PatternLanesFollowTheMeasuredRule)
   EXPECT_EQ(k::pattern_lanes(1000, 1000000, 1000), 32);     // dense rows: a warp, no more
   EXPECT_EQ(k::pattern_lanes(1000, 10, 5), 1);              // nearly empty
   EXPECT_EQ(k::pattern_lanes(0, 0, 0), 1);
+}
+
+// --- block products (csr_spmm, pattern_spmm) ----------------------------------------------------------------
+
+/// The block product of b columns (X with ldx = cols + 3, NaN padding; Y with ldy = rows + 2, poisoned)
+/// against the single-vector kernel on each column: the same bits (the same summation order per column;
+/// the single-vector kernels are checked against host loops above), and Y's padding rows untouched.
+void expect_block_is_columns(index_t rows, index_t cols, int b, std::uint64_t seed, cudaStream_t s,
+                             const std::function<void(const double *, index_t, double *, index_t, double *)> &block,
+                             const std::function<void(const double *, double *)> &single)
+{
+  SCOPED_TRACE("b " + std::to_string(b));
+  const index_t ldx = cols + 3, ldy = rows + 2;
+  const std::vector<double> X = random_matrix(cols, b, ldx, seed);
+  DeviceBuffer<double> dX = upload(X), dY(static_cast<std::size_t>(ldy * b)), dy(static_cast<std::size_t>(std::max<index_t>(rows, 1)));
+  DeviceBuffer<double> scratch(static_cast<std::size_t>(std::max<index_t>(cols, 1) * std::max(b, 1)));
+  poison(dY.data(), dY.size());
+  block(dX.data(), ldx, dY.data(), ldy, scratch.data());
+  const std::vector<double> Y = download(dY.data(), dY.size());
+  for (int c = 0; c < b; ++c) {
+    poison(dy.data(), dy.size());
+    single(dX.data() + c * ldx, dy.data());
+    const std::vector<double> y = download(dy.data(), dy.size());
+    for (index_t i = 0; i < rows; ++i)
+      ASSERT_EQ(0, std::memcmp(&Y[i + c * ldy], &y[i], sizeof(double)))
+          << "column " << c << " row " << i << ": " << Y[i + c * ldy] << " vs " << y[i];
+    for (index_t i = rows; i < ldy; ++i) ASSERT_TRUE(std::isnan(Y[i + c * ldy])) << "padding row " << i << " written";
+  }
+}
+
+TEST_F(CsrSpmv, CsrSpmmIsEquivalentToRef)
+{
+  std::uint64_t seed = 2700;
+  for (double mean : {0.5, 3.0, 12.0, 80.0}) // 1, 4, 16 and 32 lanes per row
+    for (index_t rows : odd_sizes())
+      for (const index_t cols : {rows, rows / 2 + 3}) { // square and rectangular
+        const Csr A = random_csr(rows, cols, mean, seed += 5);
+        SCOPED_TRACE("csr " + std::to_string(rows) + "x" + std::to_string(cols) + " mean " + std::to_string(mean));
+        DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+        DeviceBuffer<double> va = upload(A.values);
+        const index_t nnz = static_cast<index_t>(A.colind.size());
+        for (int b : {1, 2, 3, 4, 7, 8, 13}) // every chunk: 8, 4, 2, 1 and their sums
+          expect_block_is_columns(
+              rows, cols, b, seed + b, stream(),
+              [&](const double *X, index_t ldx, double *Y, index_t ldy, double *scratch) {
+                k::csr_spmm(rows, cols, nnz, rp.data(), ci.data(), va.data(), b, X, ldx, Y, ldy, scratch, stream());
+              },
+              [&](const double *x, double *y) { k::csr_spmv(rows, nnz, rp.data(), ci.data(), va.data(), x, y, stream()); });
+        if (HasFatalFailure()) return;
+      }
+  EXPECT_THROW(k::csr_spmm(3, 3, 0, nullptr, nullptr, nullptr, 2, nullptr, 2, nullptr, 3, nullptr, stream()), cudalanczos::Error)
+      << "ldx < cols";
+  EXPECT_THROW(k::csr_spmm(3, 3, 0, nullptr, nullptr, nullptr, -1, nullptr, 3, nullptr, 3, nullptr, stream()), cudalanczos::Error)
+      << "negative b";
+  EXPECT_THROW(k::csr_spmm(3, 3, 0, nullptr, nullptr, nullptr, 2, nullptr, 3, nullptr, 3, nullptr, stream(), 6), cudalanczos::Error)
+      << "6 lanes";
+}
+
+TEST_F(CsrSpmv, PatternSpmmIsEquivalentToRef)
+{
+  std::uint64_t seed = 2900;
+  for (double mean : {1.7, 12.0})
+    for (index_t rows : odd_sizes()) {
+      const Csr A = random_csr(rows, rows, mean, seed += 5); // its pattern; an entry on the diagonal is allowed here
+      DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+      const index_t entries = static_cast<index_t>(A.colind.size());
+      const std::vector<double> d = random_vector(static_cast<std::size_t>(std::max<index_t>(rows, 1)), seed + 1);
+      DeviceBuffer<double> dd = upload(d);
+      for (const double *dvec : {static_cast<const double *>(nullptr), static_cast<const double *>(dd.data())})
+        for (int lanes : {1, 2, 4, 8, 16, 32})
+          for (int b : {3, 8, 13}) {
+            SCOPED_TRACE("pattern " + std::to_string(rows) + " mean " + std::to_string(mean) + " lanes " +
+                         std::to_string(lanes) + (dvec ? " diagonal vector" : " diagonal 2.5"));
+            expect_block_is_columns(
+                rows, rows, b, seed + b, stream(),
+                [&](const double *X, index_t ldx, double *Y, index_t ldy, double *scratch) {
+                  k::pattern_spmm(rows, entries, rp.data(), ci.data(), -0.75, 2.5, dvec, b, X, ldx, Y, ldy, scratch, stream(),
+                                  lanes);
+                },
+                [&](const double *x, double *y) {
+                  k::pattern_spmv(rows, entries, rp.data(), ci.data(), -0.75, 2.5, dvec, x, y, stream(), lanes);
+                });
+            if (HasFatalFailure()) return;
+          }
+    }
+  EXPECT_THROW(k::pattern_spmm(3, 0, nullptr, nullptr, 1, 1, nullptr, 2, nullptr, 3, nullptr, 2, nullptr, stream()),
+               cudalanczos::Error)
+      << "ldy < rows";
 }
 
 // --- multi-dot, subtract, combine ---------------------------------------------------------------------------
