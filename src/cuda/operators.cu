@@ -370,7 +370,7 @@ private:
   mutable CusparseSpMat spmm_matrix_;
   mutable CusparseDnMat spmm_x_, spmm_y_;
   mutable DeviceBuffer<unsigned char> spmm_buffer_;
-  mutable InterleaveScratch interleaved_; // apply_block (custom)
+  mutable InterleaveScratch interleaved_; // apply_block, unless the vendor flavor was asked for
 };
 
 /// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
