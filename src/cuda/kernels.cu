@@ -330,8 +330,10 @@ std::size_t gemv_counter_bytes(index_t rows)
 
 // G lanes per row; no grid-stride loop, so every lane of a warp reaches the shuffles together. The
 // product is taken for B columns at once: X holds them interleaved (row i's B values at X[i * ldr ..
-// i * ldr + B - 1]), so the gather of one stored entry brings all B in one or two 32-byte sectors, about
-// the traffic of a single-vector gather (B = 1: X is x). Y is column-major (column c at Y + c * ldy).
+// i * ldr + B - 1]), so the gather of one stored entry brings all B in one or two 32-byte sectors where
+// B separate columns would take B (B = 1: X is x). Measured on an H200 (bench spmm): a block of 4 costs
+// 2.4 single products on a power-law graph, 3.0 on a random sparse matrix. Y is column-major (column c
+// at Y + c * ldy).
 // `Row` says what a stored entry weighs (weight(j)) and what a row's sum becomes (finish(row, s, x_row),
 // x_row the row's own entry of that column): the general CSR product and the pattern product share
 // everything else. Each column's sum is formed in the same order whatever B is, so a column of the block
