@@ -321,30 +321,12 @@ private:
       all_approximations(s_, locked_theta, locked_err, rp, theta_all, err_all);
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), e);
 
-      bool done = false, inject = false;
-      if (exhausted) {
-        done = true;
-        r.reason = nconv >= s_.nev ? Reason::Converged : Reason::Breakdown;
-      } else if (nconv >= s_.nev && verifying) {
-        double worst = 0, slack = 0;
-        wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
-        for (int q = 0; q < newconv; ++q)
-          if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        const bool complete = round_complete(s_, c_, rp, newconv, worst, slack);
-        const bool certified = verify_fresh_ && found == 0 &&
-                               certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
-        if (certified) ++r.certificates;
-        if (((complete || certified) && found == 0) || m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
-        else if (complete) inject = true;
-        else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
-      } else if (nconv >= s_.nev) {
-        if (!s_.verify || m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
-        else verifying = inject = true;
-      } else if (c_.stop && c_.stop(r.its, nconv)) {
-        done = true, r.reason = Reason::UserStop;
-      } else if (r.its >= s_.max_it) {
-        done = true, r.reason = Reason::MaxIterations;
-      }
+      const CycleEnd end = end_cycle(s_, c_, r, exhausted, nconv, newconv, m - nconv >= 2 * B, verify_fresh_, rp, locked_theta,
+                                     anorm_, verifying, found, [&](double worst, double slack) {
+                                       return certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
+                                     });
+      bool done = end.done;
+      const bool inject = end.inject;
       verify_fresh_ = inject;
       if (inject) {
         found = 0;

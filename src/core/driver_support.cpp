@@ -161,6 +161,40 @@ bool round_complete(const Settings &s, const Callbacks &c, const RitzPairs &rp, 
   return (newconv > 0 && key(newconv - 1) > worst + slack) || (newconv == 0 && settled && key(0) - rp.res[0] > worst + slack);
 }
 
+CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhausted, int nconv, int newconv, bool room,
+                   bool fresh, const RitzPairs &rp, const std::vector<double> &locked_theta, double anorm, bool &verifying,
+                   int &found, const std::function<bool(double, double)> &certified)
+{
+  CycleEnd e;
+  const auto stop = [&](Reason why) { e.done = true, r.reason = why; };
+  if (exhausted) {
+    stop(nconv >= s.nev ? Reason::Converged : Reason::Breakdown);
+  } else if (nconv >= s.nev && verifying) {
+    // Wanted so far: the nev best locked values. The round ends when the best Ritz value of the
+    // complement has converged and is worse than all of them.
+    double worst = 0, slack = 0;
+    wanted_edge(s, c, locked_theta, anorm, worst, slack);
+    for (int q = 0; q < newconv; ++q)
+      if (badness(s, c.eigenvalue(rp.w[rp.order[q]] - s.shift)) <= worst + slack) ++found;
+    const bool complete = round_complete(s, c, rp, newconv, worst, slack);
+    // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
+    // certificate can end the round long before the complement's best Ritz value converges.
+    const bool is_certified = fresh && found == 0 && certified(worst, slack);
+    if (is_certified) ++r.certificates;
+    if (((complete || is_certified) && found == 0) || !room) stop(Reason::Converged);
+    else if (complete) e.inject = true; // new wanted values turned up: look once more
+    else if (r.its >= s.max_it || (c.stop && c.stop(r.its, nconv))) stop(Reason::Converged);
+  } else if (nconv >= s.nev) {
+    if (!s.verify || !room) stop(Reason::Converged);
+    else verifying = e.inject = true;
+  } else if (c.stop && c.stop(r.its, nconv)) {
+    stop(Reason::UserStop);
+  } else if (r.its >= s.max_it) {
+    stop(Reason::MaxIterations);
+  }
+  return e;
+}
+
 void all_approximations(const Settings &s, const std::vector<double> &locked_theta, const std::vector<double> &locked_err,
                         const RitzPairs &rp, std::vector<double> &theta, std::vector<double> &err)
 {

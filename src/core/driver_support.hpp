@@ -1,6 +1,6 @@
 // What the single-vector driver (lanczos_driver.cpp) and the block driver (block_lanczos.cpp) share:
-// the ordering key of `which`, the check for non-finite scalars, and the verification's probabilistic
-// certificate. Internal to src/core.
+// the ordering key of `which`, the check for non-finite scalars, the verification's probabilistic
+// certificate, and what the end of a cycle decides (end_cycle). Internal to src/core.
 #pragma once
 
 #include "core/lanczos_driver.hpp"
@@ -69,6 +69,24 @@ void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double
 /// settled says nothing: a copy of a wanted eigenvalue may still be on its way (small active spaces,
 /// clustered spectra).
 bool round_complete(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack);
+
+/// What the end of a thick-restart cycle decides: stop (Result::reason says why), or start the next
+/// cycle from a fresh random vector (a verification round begins or goes on), or neither (restart as
+/// usual).
+struct CycleEnd {
+  bool done = false;
+  bool inject = false;
+};
+
+/// The end of a cycle, as both drivers decide it. Stop on exhaustion; at nev converged pairs when the
+/// verification is off; when a verification round is complete (round_complete) or, in its first cycle
+/// (`fresh`), certified by `certified(worst, slack)`, and found no new wanted value; at max_it or the
+/// user's stop. A round that found wanted values (copies) is followed by another. `room`: the basis
+/// can hold a complement past the nconv converged pairs (two more steps, or two blocks). Updates
+/// `verifying`, `found` (wanted values the current round turned up), r.reason and r.certificates.
+CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhausted, int nconv, int newconv, bool room,
+                   bool fresh, const RitzPairs &rp, const std::vector<double> &locked_theta, double anorm, bool &verifying,
+                   int &found, const std::function<bool(double worst, double slack)> &certified);
 
 /// The current approximations for the monitor and the result: the locked values and errors, then the
 /// active block's in the order of `which`.

@@ -54,6 +54,8 @@ namespace {
 
 using detail::all_approximations;
 using detail::badness;
+using detail::CycleEnd;
+using detail::end_cycle;
 using detail::RitzPairs;
 using detail::round_complete;
 using detail::wanted_edge;
@@ -485,33 +487,12 @@ private:
         continue;
       }
 
-      bool done = false, inject = false;
-      if (exhausted) {
-        done     = true;
-        r.reason = nconv >= s_.nev ? Reason::Converged : Reason::Breakdown;
-      } else if (nconv >= s_.nev && verifying) {
-        // Wanted so far: the nev best locked values. The round ends when the best Ritz value of the
-        // complement has converged and is worse than all of them.
-        double worst = 0, slack = 0;
-        wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
-        for (int q = 0; q < newconv; ++q)
-          if (key(w[order[q]] - s_.shift) <= worst + slack) ++found;
-        const bool complete = round_complete(s_, c_, rp, newconv, worst, slack);
-        // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
-        // certificate can end the round long before the complement's best Ritz value converges.
-        const bool certified = verify_fresh_ && found == 0 && complement_certified(w, locked, worst, slack);
-        if (certified) ++r.certificates;
-        if (((complete || certified) && found == 0) || m - nconv < 2) done = true, r.reason = Reason::Converged;
-        else if (complete) inject = true; // new wanted values turned up: look once more
-        else if (r.its >= s_.max_it || (c_.stop && c_.stop(r.its, nconv))) done = true, r.reason = Reason::Converged;
-      } else if (nconv >= s_.nev) {
-        if (!s_.verify || m - nconv < 2) done = true, r.reason = Reason::Converged;
-        else verifying = inject = true;
-      } else if (c_.stop && c_.stop(r.its, nconv)) {
-        done = true, r.reason = Reason::UserStop;
-      } else if (r.its >= s_.max_it) {
-        done = true, r.reason = Reason::MaxIterations;
-      }
+      const CycleEnd end = end_cycle(s_, c_, r, exhausted, nconv, newconv, m - nconv >= 2, verify_fresh_, rp, locked_theta,
+                                     anorm_, verifying, found, [&](double worst, double slack) {
+                                       return complement_certified(w, locked, worst, slack);
+                                     });
+      bool done = end.done;
+      const bool inject = end.inject;
       const bool fresh_cycle = verify_fresh_;
       verify_fresh_ = inject; // the next cycle is the Krylov space of the fresh vector alone
       int keep_limit = cap_;  // most columns to keep past the locked ones
