@@ -111,6 +111,21 @@ std::vector<double> to_host(const double *d, std::size_t n)
 
 double copy_bandwidth = 0; // GB/s, read + write; set by bench_copy
 
+CsrView view_of(const test::Csr &A)
+{
+  return {A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(), A.colind.data(), A.values.data()};
+}
+
+/// The CUDA backend of a one-GPU solve with `op` as its operator and `flavor` vector kernels.
+std::unique_ptr<Backend> single_gpu_backend(std::shared_ptr<const DeviceOperator> op, KernelFlavor flavor = KernelFlavor::Default)
+{
+  BackendConfig config;
+  config.local_size = config.global_size = op->rows();
+  config.flavor = flavor;
+  return make_cuda_backend(config, std::move(op));
+}
+
+
 // --- copy -----------------------------------------------------------------------------------------------------
 
 void bench_copy(cudaStream_t s)
@@ -281,7 +296,7 @@ void bench_spmv(cudaStream_t s)
     const std::int64_t nnz = static_cast<std::int64_t>(A.colind.size());
     int max_row = 0;
     for (std::int64_t r = 0; r < A.rows; ++r) max_row = std::max(max_row, A.rowptr[r + 1] - A.rowptr[r]);
-    const CsrView view{A.rows, A.rows, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
+    const CsrView view = view_of(A);
     const auto custom = make_csr_operator(view, KernelFlavor::Custom, -1);
     const auto vendor = make_csr_operator(view, KernelFlavor::Vendor, -1);
     DeviceBuffer<double> x(A.rows), y1(A.rows), y2(A.rows);
@@ -398,8 +413,8 @@ void bench_spmm(cudaStream_t s)
                         : which == 1 ? test::chung_lu(2000000, 16, 0xc1u)
                                      : test::random_csr(1000000, 1000000, 16.0, 0xd2u);
     const char *name = which == 0 ? "2-D Laplacian 1000^2" : which == 1 ? "Chung-Lu power law, degree 16" : "random, 16 per row";
-    const std::int64_t n = A.rows, nnz = static_cast<std::int64_t>(A.colind.size());
-    const CsrView view{n, n, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
+    const std::int64_t n = A.rows;
+    const CsrView view = view_of(A);
     const auto custom = make_csr_operator(view, KernelFlavor::Custom, -1);
     const auto vendor = make_csr_operator(view, KernelFlavor::Vendor, -1);
     const auto chosen = make_csr_operator(view, KernelFlavor::Default, -1);
@@ -443,10 +458,8 @@ void bench_ops()
     for (int k : {1, 2, 8, 32}) {
       double t[2][2];
       for (int f = 0; f < 2; ++f) {
-        BackendConfig config;
-        config.local_size = config.global_size = n;
-        config.flavor = f == 0 ? KernelFlavor::Custom : KernelFlavor::Vendor;
-        auto b = make_cuda_backend(config, make_callback_operator(n, n, [](const double *, double *, void *) {}, "none", -1));
+        auto b = single_gpu_backend(make_callback_operator(n, n, [](const double *, double *, void *) {}, "none", -1),
+                                    f == 0 ? KernelFlavor::Custom : KernelFlavor::Vendor);
         b->resize_basis(k + 1);
         for (int j = 0; j <= k; ++j) b->set_random(j, 31 + j);
         std::vector<double> out(k + 1), coef(k, 1e-3);
@@ -493,12 +506,9 @@ void bench_lanczos()
       b = std::make_unique<HostBackend>(n, n, 0, [&](const double *x, double *y) { host_gemv(n, A.data(), x, y); });
     } else {
       const KernelFlavor f = which == 1 ? KernelFlavor::Custom : which == 2 ? KernelFlavor::Vendor : KernelFlavor::Default;
-      BackendConfig config;
-      config.local_size = config.global_size = n;
-      config.flavor = f;
       const auto op = make_dense_operator({n, n, n, A.data()}, f, -1);
       name = std::string("cuda ") + to_string(f) + ": " + op->description();
-      b = make_cuda_backend(config, op);
+      b = single_gpu_backend(op, f);
     }
     b->resize_basis(basis_columns_needed(s));
     if (which > 0) solve(*b, s, {}); // warm-up: module load, handles
@@ -572,11 +582,8 @@ void bench_cycle(cudaStream_t s)
     const test::Csr A = which == 0 ? test::laplacian(1000) : test::chung_lu(2000000, 16, 0xc1u);
     const std::string mname = which == 0 ? "2-D Laplacian 1000^2" : "Chung-Lu power law, 2*10^6, degree 16";
     const std::int64_t n = A.rows, nnz = static_cast<std::int64_t>(A.colind.size());
-    const CsrView view{n, n, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
-    const auto op = make_csr_operator(view, KernelFlavor::Default, -1);
-    BackendConfig config;
-    config.local_size = config.global_size = n;
-    auto b = make_cuda_backend(config, op);
+    const auto op = make_csr_operator(view_of(A), KernelFlavor::Default, -1);
+    auto b = single_gpu_backend(op);
     const int cols = 64;
     b->resize_basis(cols + 1);
     std::printf("### %s (n = %lld, nnz = %lld): %s\n\n", mname.c_str(), static_cast<long long>(n), static_cast<long long>(nnz),
@@ -677,11 +684,8 @@ void bench_block(cudaStream_t s)
   if (copy_bandwidth == 0) bench_copy(s);
   const test::Csr A = test::chung_lu(2000000, 16, 0xc1u);
   const std::int64_t n = A.rows, nnz = static_cast<std::int64_t>(A.colind.size());
-  const CsrView view{n, n, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
-  const auto op = make_csr_operator(view, KernelFlavor::Default, -1);
-  BackendConfig config;
-  config.local_size = config.global_size = n;
-  auto be = make_cuda_backend(config, op);
+  const auto op = make_csr_operator(view_of(A), KernelFlavor::Default, -1);
+  auto be = single_gpu_backend(op);
   const double nd = static_cast<double>(n), matrix_bytes = 12.0 * nnz + 4.0 * (n + 1);
 
   struct Row {
