@@ -455,15 +455,11 @@ private:
     return std::to_string(first) + ".." + std::to_string(first + k - 1);
   }
 
-  /// Makes `buffer` hold at least `count` elements (grow-only; the contents are lost when it grows).
-  /// Queued work may still use the old one: the stream finishes first.
+  /// cuda::grow for the backend's scratch, whose users are all on the backend's stream.
   template <class Buffer>
   void grow(Buffer &buffer, std::size_t count, const char *what)
   {
-    if (buffer.size() >= count) return;
-    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
-    buffer.reset(); // release first: the peak is the new size
-    buffer = Buffer(count, what);
+    cuda::grow(buffer, count, what, [this] { CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get())); });
   }
 
   /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the

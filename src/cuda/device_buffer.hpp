@@ -116,6 +116,19 @@ private:
   std::size_t count_ = 0;
 };
 
+/// Makes a DeviceBuffer or PinnedBuffer hold at least `count` elements: grow-only, the contents lost
+/// when it grows. Work queued earlier may still use the old storage, so `wait_for_users()` (a stream's
+/// or the device's synchronization, whichever covers the buffer's users) runs before it is freed; the
+/// old one is released before the new one is made, so the peak is the new size.
+template <class Buffer, class Wait>
+void grow(Buffer &buffer, std::size_t count, const char *what, Wait &&wait_for_users)
+{
+  if (buffer.size() >= count) return;
+  wait_for_users();
+  buffer.reset();
+  buffer = Buffer(count, what);
+}
+
 /// A move-only owner of an opaque library handle `H`, destroyed with `Destroy`.
 template <class H, class Destroy>
 class UniqueHandle {

@@ -68,26 +68,22 @@ void zero_block(double *Y, index_t ldy, index_t rows, int b, cudaStream_t s)
     CUDALANCZOS_CHECK(cudaMemset2DAsync(Y, ldy * sizeof(double), 0, rows * sizeof(double), b, s));
 }
 
-/// Device scratch for the interleaved copy of a block (kernels::csr_spmm, pattern_spmm): made by the
-/// first block product and grown, never shrunk, so a solve's steady state allocates nothing.
-class InterleaveScratch {
-public:
-  double *get(index_t cols, int b)
-  {
-    const auto need = static_cast<std::size_t>(std::max<index_t>(cols, 1)) * static_cast<std::size_t>(std::max(b, 1));
-    if (need > buffer_.size()) {
-      // Work queued earlier on any stream may still read the old buffer: let it finish before the free.
-      CUDALANCZOS_CHECK(cudaDeviceSynchronize());
-      buffer_.reset();
-      buffer_ = DeviceBuffer<double>(need, "interleaved block");
-    }
-    return buffer_.data();
-  }
-  std::size_t bytes() const { return buffer_.bytes(); }
+/// An operator's scratch, made by its first use of that size and grown, never shrunk, so a solve's
+/// steady state allocates nothing. An operator serves one stream at a time but not always the same
+/// one: the whole device finishes before the old storage goes.
+template <class T>
+T *scratch(DeviceBuffer<T> &buffer, std::size_t count, const char *what)
+{
+  grow(buffer, count, what, [] { CUDALANCZOS_CHECK(cudaDeviceSynchronize()); });
+  return buffer.data();
+}
 
-private:
-  DeviceBuffer<double> buffer_;
-};
+/// The interleaved copy of a block of b columns of `cols` rows (kernels::csr_spmm, pattern_spmm).
+double *interleaved_scratch(DeviceBuffer<double> &buffer, index_t cols, int b)
+{
+  return scratch(buffer, static_cast<std::size_t>(std::max<index_t>(cols, 1)) * static_cast<std::size_t>(std::max(b, 1)),
+                 "interleaved block");
+}
 
 struct DestroyDnMat {
   void operator()(cusparseDnMatDescr_t d) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusparseDestroyDnMat(d)); }
@@ -258,7 +254,7 @@ public:
     if (rows_ == 0 || b == 0) return;
     if (interleaved_blocks_)
       return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(), b, X, ldx, Y, ldy,
-                               interleaved_.get(cols_, b), s);
+                               interleaved_scratch(interleaved_, cols_, b), s);
     if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
     const double one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
@@ -309,12 +305,7 @@ private:
     CUDALANCZOS_CHECK(cusparseSpMM_bufferSize(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE,
                                               CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(), spmm_x_.get(),
                                               &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, &bytes));
-    if (bytes > spmm_buffer_.bytes()) {
-      // Work queued earlier on any stream may still use the old buffer: let it finish before the free.
-      CUDALANCZOS_CHECK(cudaDeviceSynchronize());
-      spmm_buffer_.reset();
-      spmm_buffer_ = DeviceBuffer<unsigned char>(bytes, "cuSPARSE SpMM buffer");
-    }
+    scratch(spmm_buffer_, bytes, "cuSPARSE SpMM buffer");
     const cusparseStatus_t preprocess = cusparseSpMM_preprocess(
         cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(),
         spmm_x_.get(), &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, spmm_buffer_.data());
@@ -370,7 +361,7 @@ private:
   mutable CusparseSpMat spmm_matrix_;
   mutable CusparseDnMat spmm_x_, spmm_y_;
   mutable DeviceBuffer<unsigned char> spmm_buffer_;
-  mutable InterleaveScratch interleaved_; // apply_block, unless the vendor flavor was asked for
+  mutable DeviceBuffer<double> interleaved_; // apply_block, unless the vendor flavor was asked for
 };
 
 /// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
@@ -461,7 +452,7 @@ public:
     if (b == 0) return;
     kernels::pattern_spmm(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
                           diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, b, X, ldx, Y, ldy,
-                          interleaved_.get(rows_, b), static_cast<cudaStream_t>(stream), lanes_);
+                          interleaved_scratch(interleaved_, rows_, b), static_cast<cudaStream_t>(stream), lanes_);
   }
 
   std::string description() const override
@@ -483,7 +474,7 @@ private:
   double offdiagonal_, diagonal_;
   DeviceBuffer<int> rowptr_, colind_;
   DeviceBuffer<double> diagonal_vector_;
-  mutable InterleaveScratch interleaved_; // apply_block
+  mutable DeviceBuffer<double> interleaved_; // apply_block
 };
 
 class CallbackOperator final : public DeviceOperator {
