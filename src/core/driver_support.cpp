@@ -154,9 +154,25 @@ void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double
   slack = s.tol * std::max(std::abs(worst), anorm);
 }
 
+namespace {
+/// badness() of the active block's q-th Ritz value in the order of `which`.
+double ritz_key(const Settings &s, const Callbacks &c, const RitzPairs &rp, int q)
+{
+  return badness(s, c.eigenvalue(rp.w[rp.order[q]] - s.shift));
+}
+} // namespace
+
+int copies_found(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack)
+{
+  int found = 0;
+  for (int q = 0; q < newconv; ++q)
+    if (ritz_key(s, c, rp, q) <= worst + slack) ++found;
+  return found;
+}
+
 bool round_complete(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack)
 {
-  auto key = [&](int q) { return badness(s, c.eigenvalue(rp.w[rp.order[q]] - s.shift)); };
+  auto key = [&](int q) { return ritz_key(s, c, rp, q); };
   const bool settled = rp.err[0] <= std::sqrt(s.tol);
   return (newconv > 0 && key(newconv - 1) > worst + slack) || (newconv == 0 && settled && key(0) - rp.res[0] > worst + slack);
 }
@@ -174,8 +190,7 @@ CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhaus
     // complement has converged and is worse than all of them.
     double worst = 0, slack = 0;
     wanted_edge(s, c, locked_theta, anorm, worst, slack);
-    for (int q = 0; q < newconv; ++q)
-      if (badness(s, c.eigenvalue(rp.w[rp.order[q]] - s.shift)) <= worst + slack) ++found;
+    found += copies_found(s, c, rp, newconv, worst, slack);
     const bool complete = round_complete(s, c, rp, newconv, worst, slack);
     // The first cycle of a round is a plain Krylov space of a random vector: a probabilistic
     // certificate can end the round long before the complement's best Ritz value converges.

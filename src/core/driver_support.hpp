@@ -62,6 +62,10 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
 void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double> &locked_theta, double anorm, double &worst,
                  double &slack);
 
+/// How many of the `newconv` leading converged Ritz values of a verification round count as wanted
+/// (copies of wanted eigenvalues): no worse than the worst wanted value, within slack (wanted_edge).
+int copies_found(const Settings &s, const Callbacks &c, const RitzPairs &rp, int newconv, double worst, double slack);
+
 /// A verification round is complete when the best Ritz value of the complement has settled on an
 /// eigenvalue (error below sqrt(tol): the verification needs to know where it is, not to tol) and its
 /// residual interval [theta - r, theta + r] lies entirely on the unwanted side; or when a converged

@@ -60,6 +60,7 @@ using detail::RitzPairs;
 using detail::round_complete;
 using detail::wanted_edge;
 using detail::check_finite;
+using detail::copies_found;
 using detail::eps;
 constexpr double dgks_eta2 = kDgksEta2; // DGKS: a second Gram-Schmidt pass below 1/sqrt(2) of the norm
 // grow_basis: the basis grows when tol is predicted more than this many cycles away.
@@ -401,14 +402,12 @@ private:
       if (na < 2 || e >= m || m >= n_) return false; // a cycle that can hold the whole space ends exact
       const RitzPairs rp = ritz_pairs(locked, e, S(e - 1, e), false); // values and residuals only
       const std::vector<double> &w = rp.w, &err = rp.err;
-      const std::vector<int> &order = rp.order;
       if (verifying) {
         double worst = 0, slack = 0;
         wanted_edge(s_, c_, locked_theta, anorm_, worst, slack);
         int newconv = 0;
         while (newconv < na && err[newconv] < s_.tol) ++newconv;
-        for (int q = 0; q < newconv; ++q)
-          if (key(w[order[q]] - s_.shift) <= worst + slack) return false; // a copy: the full cycle
+        if (copies_found(s_, c_, rp, newconv, worst, slack) > 0) return false; // a copy: the full cycle
         return round_complete(s_, c_, rp, newconv, worst, slack) ||
                (verify_fresh_ && complement_certified(w, locked, worst, slack));
       }
