@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace cudalanczos {
@@ -12,11 +13,24 @@ namespace cudalanczos {
 // DGKS repeats the full pass.
 void Backend::expand(int first, int last, double anorm, StepRecord *records)
 {
+  reference_steps(first, last, -1, anorm, records);
+}
+
+void Backend::expand_partial(int first, int last, int reach, double anorm, StepRecord *records)
+{
+  if (reach < 0 || reach > std::max(0, first - 1))
+    throw Error("expand_partial: the pass must end before the window (0 <= reach <= first - 1; reach " +
+                std::to_string(reach) + ", first " + std::to_string(first) + ")");
+  reference_steps(first, last, reach, anorm, records);
+}
+
+void Backend::reference_steps(int first, int last, int reach, double anorm, StepRecord *records)
+{
   constexpr double eps = std::numeric_limits<double>::epsilon();
   std::vector<double> g(3), h, h2;
   for (int j = first; j < last; ++j) {
     StepRecord &r = records[j - first];
-    const int k = j + 1, w = j + 1;
+    const int k = reach < 0 ? j + 1 : reach, w = j + 1; // the pass: columns 0..k-1
     apply_operator(j, w);
     // The three-term window v_{j-1}, v_j.
     const int lo = std::max(0, j - 1), kl = j - lo + 1;
@@ -29,14 +43,14 @@ void Backend::expand(int first, int last, double anorm, StepRecord *records)
     const double mid = h[k];
     const double after1 = subtract(0, k, h.data(), w);
     double after = after1;
-    r.alpha = g[kl - 1] + h[j];
+    r.alpha = g[kl - 1] + (j < k ? h[j] : 0.0);
     bool lost = false;
     r.second_pass = after1 < kDgksEta2 * mid;
     if (r.second_pass) {
       h2.assign(k + 1, 0.0);
       project(0, k, w, h2.data());
       after = subtract(0, k, h2.data(), w);
-      r.alpha += h2[j];
+      if (j < k) r.alpha += h2[j];
       lost = after < kDgksEta2 * after1;
     }
     anorm = std::max({anorm, std::sqrt(r.norm_before), std::abs(r.alpha)});

@@ -130,6 +130,13 @@ public:
   /// the reference; a backend may override it to run the steps without waiting for their scalars.
   virtual void expand(int first, int last, double anorm, StepRecord *records);
 
+  /// expand() with the Gram-Schmidt pass (and its DGKS repeat) over columns 0..reach-1 only instead of
+  /// the whole basis: partial reorthogonalization's step, the kept and locked vectors of a thick restart
+  /// plus the three-term window, which lies outside them (0 <= reach <= first - 1, or reach = 0 at
+  /// first = 0). alpha_j is then the window's coefficient alone. The driver keeps the rest of the basis
+  /// semi-orthogonal by Simon's omega recurrence over the records and a full pass where it asks for one.
+  virtual void expand_partial(int first, int last, int reach, double anorm, StepRecord *records);
+
   // ---- Blocks of b contiguous columns (the block variant, block_lanczos.cpp). The defaults loop over the
   // single-column operations above and are the reference; a GPU backend runs each as one
   // matrix-matrix product (one pass over the matrix or the basis for all b columns).
@@ -151,6 +158,10 @@ public:
 
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}
+
+protected:
+  /// The reference steps of expand (reach < 0: the pass covers 0..j at step j) and expand_partial.
+  void reference_steps(int first, int last, int reach, double anorm, StepRecord *records);
 };
 
 } // namespace cudalanczos

@@ -174,8 +174,9 @@ private:
     return false;
   }
 
-  // The Lanczos step j of the recurrence: w = A v_j into column j+1, orthogonalized; returns alpha_j
-  // and beta_j (beta_j = 0 on breakdown, column j+1 then holds a fresh orthogonal direction or zero).
+  // The Lanczos step j of the thesis variant: w = A v_j into column j+1, orthogonalized (full, or the
+  // three-term recurrence alone); returns alpha_j and beta_j (beta_j = 0 on breakdown, column j+1 then
+  // holds a fresh orthogonal direction or zero).
   // With full reorthogonalization, coefficients other than alpha_j are rounding-level corrections and
   // are discarded (the projected matrix stays tridiagonal / arrowhead).
   void step(int j, double beta_prev, bool full, double &alpha, double &beta, bool &exhausted)
@@ -189,37 +190,6 @@ private:
       after = orthogonalize(j + 1, j + 1, h_, before, lost);
       alpha = h_[j];
       ++full_passes_;
-      if (partial_active()) omega_after_full(j);
-    } else if (partial_active()) {
-      // The kept (Ritz and locked) vectors 0..start-1 are where converged directions live and where
-      // orthogonality is lost first (Paige): the new vector is orthogonalized against them every step.
-      // Within the segment start..j the three-term recurrence holds, and the omega recurrence decides
-      // when the segment needs a full pass.
-      const int start = segment_start_;
-      if (start > 0) {
-        h_.assign(start + 1, 0.0);
-        b_.project(0, start, j + 1, h_.data());
-        before = h_[start];
-        b_.subtract(0, start, h_.data(), j + 1);
-        reductions_ += 2;
-      }
-      double p[3];
-      b_.project(j - 1, 2, j + 1, p);
-      ++reductions_;
-      alpha = p[1];
-      if (start == 0) before = p[2];
-      check_finite(before, "||A v||");
-      after = b_.subtract(j - 1, 2, p, j + 1);
-      ++reductions_;
-      check_finite(after, "beta");
-      anorm_ = std::max({anorm_, std::sqrt(before), std::abs(alpha)});
-      if (omega_step(j, alpha, std::sqrt(after))) {
-        double before2 = 0;
-        after = orthogonalize(j + 1, j + 1, h_, before2, lost);
-        alpha += h_[j];
-        ++full_passes_;
-        omega_after_full(j);
-      }
     } else {
       // Algorithm 2, lines 4-6: alpha = v_j^T A v_j; r = A v_j - alpha v_j - beta_{j-1} v_{j-1}.
       double p[2];
@@ -270,22 +240,9 @@ private:
       full_passes_ += stop - j;
       int next = stop;
       for (int jj = j; jj < stop; ++jj) {
-        const StepRecord &rec = records_[static_cast<std::size_t>(jj - j)];
-        reductions_ += rec.second_pass ? 5 : 3; // the window's projection, the full pass, its repeat
-        check_finite(rec.norm_before, "||A v||");
-        check_finite(rec.alpha, "alpha");
-        check_finite(rec.beta, "beta");
-        anorm_ = rec.anorm;
-        S(jj, jj) = rec.alpha;
-        if (jj + 1 < m) S(jj, jj + 1) = S(jj + 1, jj) = rec.beta;
-        beta = rec.beta;
-        if (rec.breakdown) { // the later records ran on v_{jj+1} = 0: discard them
-          if (!fresh_direction(jj + 1, jj + 1)) {
-            b_.scale(jj + 1, 0.0);
-            exhausted = true;
-            return m; // the cycle's analysis sees the rest of S as zero, as before the chunks
-          }
-          next = jj + 1;
+        if (take_record(jj, records_[static_cast<std::size_t>(jj - j)], m, beta, exhausted)) {
+          if (exhausted) return m; // the cycle's analysis sees the rest of S as zero, as before the chunks
+          next = jj + 1;           // the later records ran on v_{jj+1} = 0: discard them
           break;
         }
       }
@@ -293,6 +250,100 @@ private:
       j = next;
     }
     return m;
+  }
+
+  // Step jj's record into S (alpha, and beta as the coupling to v_{jj+1} when jj + 1 < m) and `beta`.
+  // On a breakdown v_{jj+1} becomes a fresh direction (or zero, `exhausted`, when none is left) and
+  // true is returned: the later records of the same call ran on v_{jj+1} = 0.
+  bool take_record(int jj, const StepRecord &rec, int m, double &beta, bool &exhausted)
+  {
+    reductions_ += rec.second_pass ? 5 : 3; // the window's projection, the pass, its repeat
+    check_finite(rec.norm_before, "||A v||");
+    check_finite(rec.alpha, "alpha");
+    check_finite(rec.beta, "beta");
+    anorm_ = rec.anorm;
+    S(jj, jj) = rec.alpha;
+    if (jj + 1 < m) S(jj, jj + 1) = S(jj + 1, jj) = rec.beta;
+    beta = rec.beta;
+    if (!rec.breakdown) return false;
+    if (!fresh_direction(jj + 1, jj + 1)) {
+      b_.scale(jj + 1, 0.0);
+      exhausted = true;
+    }
+    return true;
+  }
+
+  // Steps start..m-1 with partial reorthogonalization. The first step after the restart meets the
+  // arrow and gets the full pass (expand); the others come in chunks of expand_partial, whose pass
+  // covers the kept and locked vectors 0..start-1 only (where converged directions live and orthogonality
+  // is lost first, Paige), with the three-term window. The omega recurrence (omega_step) runs over each
+  // chunk's records; where it says step t lost too much, v_{t+1} gets the full pass here
+  // (reorthogonalize_column), the chunk's later steps are discarded (they ran on the vector before that
+  // pass; their products still count) and step t+1 gets a full pass too (Simon). The chunks shrink to
+  // the steps the estimate took to grow, so a discarded tail stays short.
+  void extend_partial(int start, int m, bool &exhausted, double &beta)
+  {
+    records_.resize(static_cast<std::size_t>(m));
+    exhausted = false;
+    bool full_next = true;
+    for (int j = start; j < m && !exhausted;) {
+      if (full_next) {
+        b_.expand(j, j + 1, anorm_, records_.data());
+        ++matvecs_;
+        ++full_passes_;
+        full_next = take_record(j, records_[0], m, beta, exhausted); // after a fresh direction: full again
+        omega_after_full(j);
+        ++j;
+        continue;
+      }
+      const int stop = std::min(m, j + chunk_);
+      b_.expand_partial(j, stop, start, anorm_, records_.data());
+      matvecs_ += stop - j;
+      int next = stop;
+      for (int t = j; t < stop; ++t) {
+        if (take_record(t, records_[static_cast<std::size_t>(t - j)], m, beta, exhausted)) {
+          next = t + 1;
+          full_next = true;
+          break;
+        }
+        if (omega_step(t, S(t, t), beta)) {
+          reorthogonalize_column(t, m, beta, exhausted);
+          omega_after_full(t);
+          chunk_ = std::max(2, t + 1 - j); // the estimate took this long to grow from rounding level
+          next = t + 1;
+          full_next = true;
+          break;
+        }
+      }
+      // Without a full pass: as many steps as the estimate's growth leaves before the limit (a chunk
+      // that ends on the step that needs the pass discards nothing), else a longer chunk.
+      if (next == stop) chunk_ = omega_steps_left() > 0 ? omega_steps_left() : std::min(cap_, chunk_ + std::max(1, chunk_ / 2));
+      j = next;
+    }
+  }
+
+  // The full pass on v_{t+1} = w / beta_t after a partial step t: v_{t+1} -= V[:, 0:t+1] h (DGKS), then
+  // alpha_t += beta_t h_t and beta_t *= ||v_{t+1}||, the same recurrence as a full pass on w before
+  // the normalization.
+  void reorthogonalize_column(int t, int m, double &beta, bool &exhausted)
+  {
+    std::vector<double> h;
+    double before = 0;
+    bool lost = false;
+    const double nrm2 = orthogonalize(t + 1, t + 1, h, before, lost);
+    ++full_passes_;
+    S(t, t) += beta * h[t];
+    beta *= std::sqrt(nrm2);
+    if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(t + 2))) {
+      beta = 0;
+      if (!fresh_direction(t + 1, t + 1)) {
+        b_.scale(t + 1, 0.0);
+        exhausted = true;
+      }
+    } else {
+      b_.scale(t + 1, 1.0 / std::sqrt(nrm2));
+    }
+    if (t + 1 < m) S(t, t + 1) = S(t + 1, t) = beta;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -330,9 +381,17 @@ private:
     next[j + 1] = 1;
     omega_prev_.swap(omega_cur_);
     omega_cur_.swap(next);
-    const bool now = force_next_ || worst > omega_limit;
-    force_next_ = !force_next_ && now;
-    return now;
+    omega_growth_ = omega_worst_ > 0 && worst > omega_worst_ ? worst / omega_worst_ : 0.0;
+    omega_worst_ = worst;
+    return worst > omega_limit;
+  }
+
+  // Steps until the omega estimate passes omega_limit at its last step's growth; 0 when it did not grow.
+  int omega_steps_left() const
+  {
+    if (!(omega_growth_ > 1) || !(omega_worst_ > 0)) return 0;
+    const double steps = std::ceil(std::log(omega_limit / omega_worst_) / std::log(omega_growth_));
+    return static_cast<int>(std::clamp(steps, 1.0, static_cast<double>(cap_)));
   }
 
   // After a full pass at step j: v_{j+1} is orthogonal to everything to rounding level.
@@ -349,6 +408,7 @@ private:
     std::fill(omega_cur_.begin(), omega_cur_.end(), eps);
     omega_prev_[j] = 1;
     omega_cur_[j + 1] = 1;
+    omega_worst_ = omega_growth_ = 0;
   }
 
   // The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
@@ -424,17 +484,10 @@ private:
       bool exhausted = false;
       segment_start_ = start;
       int mc = m; // where this cycle ends: m, or earlier when end_early allows
-      if (!partial_active()) mc = extend_full(start, m, exhausted, beta, end_early);
-      else for (int j = start; j < m && !exhausted; ++j) {
-        double alpha = 0, b = 0;
-        // The first step after a restart meets the arrow: it is orthogonalized against every kept
-        // vector even without reorthogonalization.
-        const bool full = !partial_active() || j == start || verifying;
-        step(j, j > start ? S(j - 1, j) : 0.0, full, alpha, b, exhausted);
-        S(j, j) = alpha;
-        if (j + 1 < m) S(j, j + 1) = S(j + 1, j) = b;
-        beta = b;
-      }
+      // A verification round's steps are all full: its random vector must meet the locked ones only
+      // through rounding.
+      if (!partial_active() || verifying) mc = extend_full(start, m, exhausted, beta, end_early);
+      else extend_partial(start, m, exhausted, beta);
       // Active block: columns locked..mc-1. Count the leading converged Ritz pairs (in the order of
       // `which`, stopping at the first that is not).
       RitzPairs rp = ritz_pairs(locked, mc, beta);
@@ -724,9 +777,10 @@ private:
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
   int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
+  int chunk_ = 8; // extend_partial: steps per expand_partial call
+  double omega_worst_ = 0, omega_growth_ = 0; // the last omega_step's largest estimate, and its growth factor
   long full_passes_ = 0;                        // steps orthogonalized against the whole basis
   std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k
-  bool force_next_ = false;                     // Simon: the step after a full pass gets one too
   int segment_start_ = 0;                       // first step after the last restart
   bool partial_blocked_ = false;                // a wanted pair needs more than semi-orthogonality: full from now on
   bool restarted_full_ = false;                 // the solve started over with full reorthogonalization

@@ -282,6 +282,24 @@ public:
   {
     if (!single_process_ || flavor_ != KernelFlavor::Custom) return Backend::expand(first, last, anorm, records);
     if (first < 0 || last < first) throw Error("CudaBackend::expand: need 0 <= first <= last");
+    device_steps(first, last, -1, anorm, records);
+  }
+
+  void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override
+  {
+    if (!single_process_ || flavor_ != KernelFlavor::Custom)
+      return Backend::expand_partial(first, last, reach, anorm, records);
+    if (first < 0 || last < first) throw Error("CudaBackend::expand_partial: need 0 <= first <= last");
+    if (reach < 0 || reach > std::max(0, first - 1))
+      throw Error("CudaBackend::expand_partial: the pass must end before the window (0 <= reach <= first - 1; reach " +
+                  std::to_string(reach) + ", first " + std::to_string(first) + ")");
+    device_steps(first, last, reach, anorm, records);
+  }
+
+  // The steps of expand (reach < 0: the pass covers 0..j) and expand_partial (0..reach-1), queued with
+  // every scalar on the device; one wait at the end for the records.
+  void device_steps(int first, int last, int reach, double anorm, StepRecord *records)
+  {
     if (last == first) return;
     check_column(last); // the steps write columns first+1 .. last
     ScopedDevice guard(device_);
@@ -292,7 +310,7 @@ public:
                                       stream_.get()));
     double *g = window_.data(), *h1 = scalars_.data(), *h2 = h2_.data(), *after = after_.data();
     for (int j = first; j < last; ++j) {
-      const int k = j + 1, lo = std::max(0, j - 1), kl = j - lo + 1;
+      const int k = reach < 0 ? j + 1 : reach, lo = std::max(0, j - 1), kl = j - lo + 1;
       double *w = col(j + 1);
       const kernels::Gate repeat{after + 1, h1 + k, kDgksEta2}; // ||w||^2 after the full pass < eta before it
       apply_operator(j, j + 1);
@@ -305,7 +323,7 @@ public:
       kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), repeat);
       kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 2, partials_.data(), stream_.get(), repeat);
       const std::size_t r = static_cast<std::size_t>(j - first);
-      kernels::finish_lanczos_step(n_, j, kl, g, h1, h2, after, kDgksEta2, records_.data() + r * R,
+      kernels::finish_lanczos_step(n_, j, k, kl, g, h1, h2, after, kDgksEta2, records_.data() + r * R,
                                    records_.data() + (r + 1) * R, w, stream_.get());
     }
     const std::size_t count = static_cast<std::size_t>(last - first);

@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, con
 // Every thread derives the same step scalars from the same device values (no second launch, no
 // host trip); thread 0 of block 0 writes the record. Mirrors Backend::expand (core/backend.cpp) operation
 // for operation, so that both take the same decisions on the same numbers.
-__global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j, int kl, const double *__restrict__ g,
+__global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j, int k, int kl, const double *__restrict__ g,
                                                                const double *__restrict__ h1,
                                                                const double *__restrict__ h2,
                                                                const double *__restrict__ after, double eta2,
@@ -710,11 +710,11 @@ __global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j,
                                                                double *__restrict__ w)
 {
   const double before = g[kl];
-  const double mid = h1[j + 1];
+  const double mid = h1[k];
   const double after1 = after[1];
   const bool second = after1 < eta2 * mid;
-  double alpha = g[kl - 1] + h1[j];
-  if (second) alpha += h2[j];
+  double alpha = g[kl - 1] + (j < k ? h1[j] : 0.0);
+  if (second && j < k) alpha += h2[j];
   const double last = second ? after[2] : after1;
   const bool lost = second && last < eta2 * after1;
   const double anorm = fmax(fmax(prev[3], sqrt(before)), fabs(alpha));
@@ -754,10 +754,11 @@ void check_matrix(const char *who, index_t n, int k, index_t ldv)
                 ", k = " + std::to_string(k) + ", ldv = " + std::to_string(ldv) + ")");
 }
 
-/// 16-byte loads are possible when every column start and w are 16-byte aligned.
-bool vector_ok(int k, const double *V, index_t ldv, const double *w)
+/// 16-byte loads are possible when every column start read and w are 16-byte aligned: the k columns
+/// and a window's (which may lie after them, partial reorthogonalization, even when k = 0).
+bool vector_ok(int k, const double *V, index_t ldv, const double *w, int window_columns = 0)
 {
-  return aligned16(w) && (k == 0 || (aligned16(V) && ldv % 2 == 0));
+  return aligned16(w) && ((k == 0 && window_columns == 0) || (aligned16(V) && ldv % 2 == 0));
 }
 
 /// Column chunks of a multi_dot over k columns (one counter each).
@@ -771,16 +772,16 @@ constexpr std::size_t kCounterDoubles = (static_cast<std::size_t>(kMaxDotChunks)
 
 void check_window(const char *who, int k, int lo, int kl)
 {
-  if (kl < 1 || kl > 2 || lo < 0 || lo + kl > k)
-    throw Error(std::string(who) + ": the window must be 1 or 2 of the k columns (lo = " + std::to_string(lo) +
-                ", kl = " + std::to_string(kl) + ", k = " + std::to_string(k) + ")");
+  if (kl < 1 || kl > 2 || lo < 0 || (lo < k && lo + kl > k))
+    throw Error(std::string(who) + ": the window must be 1 or 2 columns, among the k or after them (lo = " +
+                std::to_string(lo) + ", kl = " + std::to_string(kl) + ", k = " + std::to_string(k) + ")");
 }
 
 void launch_subtract(const char *who, index_t n, int k, const double *V, index_t ldv, const double *coef, Window win,
                      double *w, double *out, double *workspace, cudaStream_t stream, Gate gate)
 {
   check_matrix(who, n, k, ldv);
-  const bool vec = vector_ok(k, V, ldv, w);
+  const bool vec = vector_ok(k, V, ldv, w, win.kl);
   const int blocks = grid_for(n / (vec ? 2 : 1), kMaxPartials);
   unsigned *counter = reinterpret_cast<unsigned *>(workspace);
   double *partial = workspace + kCounterDoubles;
@@ -797,7 +798,7 @@ void launch_multi_dot(const char *who, index_t n, int k, const double *V, index_
   check_matrix(who, n, k, ldv);
   const int chunks = dot_chunks(k);
   if (chunks > kMaxDotChunks) throw Error(std::string(who) + ": k = " + std::to_string(k) + " is too many columns");
-  const bool vec = vector_ok(k, V, ldv, w);
+  const bool vec = vector_ok(k, V, ldv, w, win.kl);
   // Enough blocks for one wave in all, the column chunks sharing it.
   const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
@@ -963,14 +964,16 @@ void window_subtract_norm2(index_t n, int k, const double *V, index_t ldv, int l
   launch_subtract("window_subtract_norm2", n, k, V, ldv, coef, Window{lo, kl, g}, w, out, workspace, stream, {});
 }
 
-void finish_lanczos_step(index_t n, int j, int kl, const double *g, const double *h1, const double *h2,
+void finish_lanczos_step(index_t n, int j, int k, int kl, const double *g, const double *h1, const double *h2,
                          const double *after, double eta2, const double *prev, double *rec, double *w,
                          cudaStream_t stream)
 {
-  if (n < 0 || j < 0 || kl < 1 || kl > 2) throw Error("finish_lanczos_step: need n >= 0, j >= 0 and a window of 1 or 2");
+  if (n < 0 || j < 0 || kl < 1 || kl > 2 || k < 0 || k > j + 1)
+    throw Error("finish_lanczos_step: need n >= 0, j >= 0, a window of 1 or 2 and a pass of 0..j + 1 columns (k = " +
+                std::to_string(k) + ", j = " + std::to_string(j) + ")");
   // n = 0 still needs the record: one block.
-  finish_step_kernel<<<grid_for(std::max<index_t>(n, 1)), kThreads, 0, stream>>>(n, j, kl, g, h1, h2, after, eta2, prev,
-                                                                               rec, w);
+  finish_step_kernel<<<grid_for(std::max<index_t>(n, 1)), kThreads, 0, stream>>>(n, j, k, kl, g, h1, h2, after, eta2,
+                                                                               prev, rec, w);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 

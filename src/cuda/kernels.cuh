@@ -105,8 +105,8 @@ void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, 
                cudaStream_t stream, Gate gate = {});
 
 /// The full Gram-Schmidt pass's projections with the three-term window folded in: with
-/// w' = w - V[:, lo:lo+kl] g (kl = 1 or 2 window columns among the k, g their coefficients, a device
-/// array), formed in registers and not stored, out[i] = V[:, i] . w' for i < k and out[k] = w' . w'.
+/// w' = w - V[:, lo:lo+kl] g (kl = 1 or 2 window columns, among the k or after them: partial
+/// reorthogonalization; g their coefficients, a device array), formed in registers and not stored, out[i] = V[:, i] . w' for i < k and out[k] = w' . w'.
 /// window_subtract_norm2 then forms the same w' again (bit for bit) and subtracts the pass in the same
 /// launch: the window's own subtract (a read and a write of w and a reduction) disappears, and the
 /// result is what subtract_norm2 on the window, multi_dot and subtract_norm2 on the k columns give.
@@ -132,13 +132,14 @@ void window_subtract_norm2(index_t n, int k, const double *V, index_t ldv, int l
 /// (1: breakdown, 2: DGKS repeated the full pass).
 inline constexpr int kStepRecordDoubles = 5;
 
-/// The end of step j of Backend::expand, on the device (backend.hpp states the rule): from the window
-/// pass's g (kl coefficients, then ||A v_j||^2), the full pass's h1 (j + 2 entries: coefficients and
-/// ||w||^2 before it) and ||w||^2 after it (after[1]), and the repeat's h2 and after[2] (used only if
-/// DGKS asked for it), it decides alpha, beta and breakdown exactly as the host reference does, scales w
-/// by 1/beta (0 on breakdown) and writes the record `rec`. prev is the previous record (its anorm field
-/// is read). One launch, no host trip.
-void finish_lanczos_step(index_t n, int j, int kl, const double *g, const double *h1, const double *h2,
+/// The end of step j of Backend::expand (k = j + 1) or expand_partial (k = reach <= j - 1), on the
+/// device (backend.hpp states the rule): from the window pass's g (kl coefficients, then ||A v_j||^2),
+/// the pass's h1 over columns 0..k-1 (k + 1 entries: coefficients and ||w||^2 before it) and ||w||^2
+/// after it (after[1]), and the repeat's h2 and after[2] (used only if DGKS asked for it), it decides
+/// alpha (the pass's coefficient of v_j counts when j < k), beta and breakdown exactly as the host
+/// reference does, scales w by 1/beta (0 on breakdown) and writes the record `rec`. prev is the
+/// previous record (its anorm field is read). One launch, no host trip.
+void finish_lanczos_step(index_t n, int j, int k, int kl, const double *g, const double *h1, const double *h2,
                          const double *after, double eta2, const double *prev, double *rec, double *w,
                          cudaStream_t stream);
 

@@ -161,6 +161,48 @@ TEST(BackendExpand, SplittingTheCallsChangesNoBit)
   }
 }
 
+TEST(BackendExpand, PartialStepsOrthogonalizeAgainstThePassAndTheWindow)
+{
+  // Partial reorthogonalization's steps after 6 full ones: each new vector is orthogonal to the pass's
+  // columns 0..reach-1 and to the window {j-1, j} (to rounding), the records are the three-term
+  // recurrence's alpha and beta (v_i^T A v_j within the steps), and the rest of the basis is only
+  // approximately orthogonal (that is the omega recurrence's business, not the step's).
+  const Matrix A = random_symmetric(150, 21);
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  const int full = 6, m = 20, reach = 4;
+  b.resize_basis(m + 1);
+  b.set_random(0, 77);
+  double nrm2 = 0;
+  b.project(0, 0, 0, &nrm2);
+  b.scale(0, 1 / std::sqrt(nrm2));
+  std::vector<StepRecord> rec(m);
+  b.expand(0, full, 0.0, rec.data());
+  b.expand_partial(full, 12, reach, rec[full - 1].anorm, rec.data() + full);
+  b.expand_partial(12, m, reach, rec[11].anorm, rec.data() + 12); // a second call continues the first
+  auto dot = [&](int i, const double *y) {
+    double s = 0;
+    for (int q = 0; q < A.n; ++q) s += b.column(i)[q] * y[q];
+    return s;
+  };
+  Vec Av(A.n);
+  for (int j = full; j < m; ++j) {
+    SCOPED_TRACE("step " + std::to_string(j));
+    ASSERT_FALSE(rec[j].breakdown);
+    EXPECT_FALSE(rec[j].second_pass);
+    const double *v = b.column(j + 1);
+    EXPECT_NEAR(dot(j + 1, v), 1.0, 1e-14);
+    for (int i = 0; i < reach; ++i) EXPECT_NEAR(dot(i, v), 0.0, 1e-14) << "pass column " << i;
+    for (int i = j - 1; i <= j; ++i) EXPECT_NEAR(dot(i, v), 0.0, 1e-14) << "window column " << i;
+    A.apply(b.column(j), Av.data());
+    EXPECT_NEAR(dot(j, Av.data()), rec[j].alpha, 1e-12 * rec[j].anorm);
+    EXPECT_NEAR(dot(j + 1, Av.data()), rec[j].beta, 1e-12 * rec[j].anorm);
+  }
+  // The pass must end before the window.
+  EXPECT_THROW(b.expand_partial(10, 12, 10, 1.0, rec.data()), Error);
+  EXPECT_THROW(b.expand_partial(10, 12, -1, 1.0, rec.data()), Error);
+  EXPECT_NO_THROW(b.expand_partial(0, 1, 0, 1.0, rec.data()));
+}
+
 TEST(BackendExpand, FindsPlantedBreakdowns)
 {
   // Rank 3: the Krylov space has dimension <= 4, so A v_3 lies in span(v_0..v_3).

@@ -850,7 +850,9 @@ protected:
   /// each backend, and flagged or not depending on that noise). Returns that step, or m.
   /// `prepare`, if given, sets up the host basis instead and returns the first step, start: columns
   /// 0..start go to the device as they are, and the steps (and records) run from start.
-  int compare(const Dense &A, int m, std::vector<int> splits = {}, const std::function<int(HostBackend &)> &prepare = {})
+  /// With reach >= 0 the steps are expand_partial's (the pass over columns 0..reach-1).
+  int compare(const Dense &A, int m, std::vector<int> splits = {}, const std::function<int(HostBackend &)> &prepare = {},
+              int reach = -1)
   {
     const index_t n = A.rows;
     HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
@@ -875,8 +877,13 @@ protected:
     double anorm_ref = 0, anorm_got = 0;
     for (int last : splits) {
       if (last < first) continue;
-      host.expand(first, last, anorm_ref, ref.data() + first);
-      cuda->expand(first, last, anorm_got, got.data() + first);
+      if (reach < 0) {
+        host.expand(first, last, anorm_ref, ref.data() + first);
+        cuda->expand(first, last, anorm_got, got.data() + first);
+      } else {
+        host.expand_partial(first, last, reach, anorm_ref, ref.data() + first);
+        cuda->expand_partial(first, last, reach, anorm_got, got.data() + first);
+      }
       if (last > first) anorm_ref = ref[last - 1].anorm, anorm_got = got[last - 1].anorm;
       first = last;
     }
@@ -955,6 +962,35 @@ TEST_F(ExpandSteps, ArrowStepIsEquivalentToRef)
     EXPECT_EQ(got, m);
     EXPECT_TRUE(repeated) << "the planted arrow did not make DGKS repeat the full pass";
   }
+}
+
+TEST_F(ExpandSteps, ExpandPartialIsEquivalentToRef)
+{
+  // Partial reorthogonalization's steps: after 5 full steps on the host (the kept vectors of a restart),
+  // the pass covers columns 0..reach-1 and the window lies outside it; reach 0 is the bare recurrence.
+  for (index_t n : {33, 257, 4097})
+    for (int reach : {0, 2, 4}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", reach " + std::to_string(reach));
+      const Dense A = random_dense(n, n, n + 1, 800 + n, true);
+      const int m = 16, start = 5;
+      const auto prepare = [&](HostBackend &b) {
+        b.set_random(0, 31);
+        double nrm2 = 0;
+        b.project(0, 0, 0, &nrm2);
+        b.scale(0, 1 / std::sqrt(nrm2));
+        std::vector<StepRecord> rec(start);
+        b.expand(0, start, 0.0, rec.data());
+        return start;
+      };
+      EXPECT_EQ(compare(A, m, {9}, prepare, reach), m);
+    }
+  BackendConfig config;
+  config.local_size = config.global_size = 9;
+  const Dense A = random_dense(9, 9, 9, 5, true);
+  auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+  cuda->resize_basis(8);
+  std::vector<StepRecord> rec(2);
+  EXPECT_THROW(cuda->expand_partial(3, 5, 3, 1.0, rec.data()), cudalanczos::Error) << "the pass must end before the window";
 }
 
 TEST_F(ExpandSteps, PlantedBreakdownIsEquivalentToRef)
