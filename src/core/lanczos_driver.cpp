@@ -273,7 +273,8 @@ private:
     return true;
   }
 
-  // Steps start..m-1 with partial reorthogonalization. The first step after the restart meets the
+  // Steps start..m-1 with partial reorthogonalization, ending early where end_early allows (looks
+  // between chunks, as extend_full's; returns the cycle's end). The first step after the restart meets the
   // arrow and gets the full pass (expand); the others come in chunks of expand_partial, whose pass
   // covers the kept and locked vectors 0..start-1 only (where converged directions live and orthogonality
   // is lost first, Paige), with the three-term window. The omega recurrence (omega_step) runs over each
@@ -281,11 +282,12 @@ private:
   // (reorthogonalize_column), the chunk's later steps are discarded (they ran on the vector before that
   // pass; their products still count) and step t+1 gets a full pass too (Simon). The chunks shrink to
   // the steps the estimate took to grow, so a discarded tail stays short.
-  void extend_partial(int start, int m, bool &exhausted, double &beta)
+  int extend_partial(int start, int m, bool &exhausted, double &beta, const std::function<bool(int)> &end_early)
   {
     records_.resize(static_cast<std::size_t>(m));
     exhausted = false;
     bool full_next = true;
+    const bool looks = end_early(-1);
     for (int j = start; j < m && !exhausted;) {
       if (full_next) {
         b_.expand(j, j + 1, anorm_, records_.data());
@@ -296,7 +298,8 @@ private:
         ++j;
         continue;
       }
-      const int stop = std::min(m, j + chunk_);
+      // Where the cycle may end early, the chunks also end where extend_full would look.
+      const int stop = std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m});
       b_.expand_partial(j, stop, start, anorm_, records_.data());
       matvecs_ += stop - j;
       int next = stop;
@@ -318,8 +321,10 @@ private:
       // Without a full pass: as many steps as the estimate's growth leaves before the limit (a chunk
       // that ends on the step that needs the pass discards nothing), else a longer chunk.
       if (next == stop) chunk_ = omega_steps_left() > 0 ? omega_steps_left() : std::min(cap_, chunk_ + std::max(1, chunk_ / 2));
+      if (next == stop && looks && stop < m && end_early(stop)) return stop;
       j = next;
     }
+    return m;
   }
 
   // The full pass on v_{t+1} = w / beta_t after a partial step t: v_{t+1} -= V[:, 0:t+1] h (DGKS), then
@@ -484,10 +489,9 @@ private:
       bool exhausted = false;
       segment_start_ = start;
       int mc = m; // where this cycle ends: m, or earlier when end_early allows
-      // A verification round's steps are all full: its random vector must meet the locked ones only
-      // through rounding.
-      if (!partial_active() || verifying) mc = extend_full(start, m, exhausted, beta, end_early);
-      else extend_partial(start, m, exhausted, beta);
+      // (A verification round's random vector meets the locked vectors in every partial step's pass.)
+      if (!partial_active()) mc = extend_full(start, m, exhausted, beta, end_early);
+      else mc = extend_partial(start, m, exhausted, beta, end_early);
       // Active block: columns locked..mc-1. Count the leading converged Ritz pairs (in the order of
       // `which`, stopping at the first that is not).
       RitzPairs rp = ritz_pairs(locked, mc, beta);
@@ -500,10 +504,14 @@ private:
       for (int q = 0; q < na; ++q) {
         const int i = order[q];
         // With a semi-orthogonal basis the true residual is only known down to about omega ||A||: claim no
-        // more. A wanted pair stopped by that floor switches the solve to full reorthogonalization.
+        // more. A wanted pair stopped by that floor switches the solve to full reorthogonalization: one
+        // that has reached it, or, as soon as it is seen, one whose value is so small against ||A|| that
+        // the floor itself misses tol (the smallest eigenvalues of a Laplacian: waiting for that pair to
+        // reach the floor cost the 2-D Laplacian's smallest 10 half as many products again).
         if (partial_active()) {
           const double floor = 16 * omega_limit * anorm_;
-          if (res[q] < floor && c_.error(w[i] - s_.shift, floor) >= s_.tol && err[q] < s_.tol) partial_blocked_ = true;
+          const bool out_of_reach = q < s_.nev - locked && c_.error(w[i] - s_.shift, floor) >= s_.tol;
+          if (out_of_reach) partial_blocked_ = true;
           res[q] = std::max(res[q], floor);
           err[q] = c_.error(w[i] - s_.shift, res[q]);
         }
