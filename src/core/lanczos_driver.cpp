@@ -353,12 +353,12 @@ private:
 
   // ---------------------------------------------------------------------------------------------
   // Partial reorthogonalization (Simon 1984) inside the current segment. The new vector is orthogonalized
-  // every step against the kept vectors 0..start-1 (see step()); within the segment start..j the
+  // every step against the kept vectors 0..start-1 (extend_partial); within the segment start..j the
   // three-term recurrence holds, and omega_cur_[k] estimates v_j^T v_k, omega_prev_[k] v_{j-1}^T v_k:
   //   beta_j omega_{j+1,k} = beta_k omega_{j,k+1} + (alpha_k - alpha_j) omega_{j,k} + beta_{k-1} omega_{j,k-1}
   //                          - beta_{j-1} omega_{j-1,k} + rounding.
   // Returns true when the estimate exceeds omega_limit: then the new vector, and the next one (Simon's
-  // rule: v_j itself was not reorthogonalized), get a full pass.
+  // rule: v_j itself was not reorthogonalized), get a full pass (extend_partial sees to both).
   // Partial reorthogonalization is on unless a wanted pair needed more, or the basis can hold the whole
   // space (nothing to save, and an exhausted space must be exactly orthogonal).
   bool partial_active() const
