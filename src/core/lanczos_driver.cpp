@@ -600,6 +600,7 @@ private:
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
         detail::sort_converged(b_, r, key);
+        orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
         return r;
       }
 
@@ -620,6 +621,8 @@ private:
           r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
           r.errors.assign(err_all.begin(), err_all.begin() + kcols);
           detail::sort_converged(b_, r, key);
+          orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
+        orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
           return r;
         }
       } else {
@@ -642,6 +645,27 @@ private:
       }
       locked += lock;
       start = kcols;
+    }
+  }
+
+  // Partial reorthogonalization leaves the returned Ritz vectors orthogonal to about omega_limit, not to
+  // rounding: two classical Gram-Schmidt passes over them, in the returned order, make them orthonormal.
+  // Each moves by about omega_limit, so its residual by about omega_limit ||A||, which the residual
+  // floor (16 omega_limit ||A||, below tol |theta| for every wanted value partial keeps) already allows
+  // for. k reductions twice, once per solve. Nothing to do when full reorthogonalization built them.
+  void orthonormalize_returned(int k)
+  {
+    if (s_.reorthogonalization != Reorthogonalization::Partial || restarted_full_ || m_ >= n_) return;
+    std::vector<double> h;
+    for (int j = 0; j < k; ++j) {
+      double nrm2 = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        h.assign(static_cast<std::size_t>(j) + 1, 0.0);
+        b_.project(0, j, j, h.data());
+        nrm2 = b_.subtract(0, j, h.data(), j);
+        reductions_ += 2;
+      }
+      if (nrm2 > 0) b_.scale(j, 1.0 / std::sqrt(nrm2));
     }
   }
 
