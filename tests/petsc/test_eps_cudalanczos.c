@@ -66,6 +66,7 @@ typedef struct {
   EPSCUDALanczosVariant variant;
   Vec      initial;
   PetscInt block; /* EPSCUDALanczosSetBlockSize, 0: not called */
+  EPSCUDALanczosReorthog reorthog; /* EPSCUDALanczosSetReorthog (0: full, the default) */
 } Solve;
 
 static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal *eig, PetscReal *worst_residual, PetscInt *its)
@@ -92,6 +93,7 @@ static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal
   PetscCall(EPSSetFromOptions(eps));
   if (!strcmp(s->type, EPSCUDALANCZOS)) PetscCall(EPSCUDALanczosSetVariant(eps, s->variant));
   if (!strcmp(s->type, EPSCUDALANCZOS) && s->block) PetscCall(EPSCUDALanczosSetBlockSize(eps, s->block));
+  if (!strcmp(s->type, EPSCUDALANCZOS) && s->reorthog) PetscCall(EPSCUDALanczosSetReorthog(eps, s->reorthog));
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, nconv));
   PetscCall(EPSGetIterationNumber(eps, its));
@@ -232,6 +234,18 @@ int main(int argc, char **argv)
   PetscCall(Compare("n=1", LAPLACIAN_1D, 1, s));
   s = base, s.nev = 5, s.ncv = 30;
   PetscCall(Compare("n < default ncv (n=12, nev 5)", LAPLACIAN_1D, 12, s));
+
+  /* Partial reorthogonalization (EPSCUDALanczosSetReorthog): the same answers. On one GPU its steps are
+     the device's expand_partial chunks; the smallest values of the Laplacian are too small against ||A||
+     for a semi-orthogonal basis at tol 1e-10, so that solve switches to full reorthogonalization. */
+  s = base, s.nev = 5, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("partial reorthogonalization: 1-D Laplacian n=400, 5 largest", LAPLACIAN_1D, 400, s));
+  s = base, s.nev = 6, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("partial reorthogonalization: diagonal with double eigenvalues n=100, 6 largest", DIAGONAL, 100, s));
+  s = base, s.nev = 6, s.which = EPS_LARGEST_MAGNITUDE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("partial reorthogonalization: dense random n=300, 6 largest magnitude", DENSE_RANDOM, 300, s));
+  s = base, s.nev = 4, s.which = EPS_SMALLEST_REAL, s.ncv = 40, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("partial reorthogonalization: 1-D Laplacian n=150, 4 smallest (switches to full)", LAPLACIAN_1D, 150, s));
 
   /* Block steps (EPSCUDALanczosSetBlockSize): the same answers. */
   s = base, s.nev = 6, s.which = EPS_LARGEST_REAL, s.block = 4;
