@@ -18,10 +18,15 @@ void Backend::expand(int first, int last, double anorm, StepRecord *records)
 
 void Backend::expand_partial(int first, int last, int reach, double anorm, StepRecord *records)
 {
-  if (reach < 0 || reach > std::max(0, first - 1))
-    throw Error("expand_partial: the pass must end before the window (0 <= reach <= first - 1; reach " +
-                std::to_string(reach) + ", first " + std::to_string(first) + ")");
+  check_partial_reach("expand_partial", first, reach);
   reference_steps(first, last, reach, anorm, records);
+}
+
+void Backend::check_partial_reach(const char *who, int first, int reach)
+{
+  if (reach < 0 || reach > std::max(0, first - 1))
+    throw Error(std::string(who) + ": the pass must end before the window (0 <= reach <= first - 1; reach " +
+                std::to_string(reach) + ", first " + std::to_string(first) + ")");
 }
 
 void Backend::reference_steps(int first, int last, int reach, double anorm, StepRecord *records)

@@ -162,6 +162,9 @@ public:
 protected:
   /// The reference steps of expand (reach < 0: the pass covers 0..j at step j) and expand_partial.
   void reference_steps(int first, int last, int reach, double anorm, StepRecord *records);
+
+  /// Throws Error, naming `who`, unless expand_partial's pass ends before the window (see there).
+  static void check_partial_reach(const char *who, int first, int reach);
 };
 
 } // namespace cudalanczos

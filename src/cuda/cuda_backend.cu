@@ -290,9 +290,7 @@ public:
     if (!single_process_ || flavor_ != KernelFlavor::Custom)
       return Backend::expand_partial(first, last, reach, anorm, records);
     if (first < 0 || last < first) throw Error("CudaBackend::expand_partial: need 0 <= first <= last");
-    if (reach < 0 || reach > std::max(0, first - 1))
-      throw Error("CudaBackend::expand_partial: the pass must end before the window (0 <= reach <= first - 1; reach " +
-                  std::to_string(reach) + ", first " + std::to_string(first) + ")");
+    check_partial_reach("CudaBackend::expand_partial", first, reach);
     device_steps(first, last, reach, anorm, records);
   }
 
