@@ -11,6 +11,7 @@
 //   update          w -= V[:, first:first+k] h                         (one pass, no reduction)
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
 //                   inner loop); a GPU backend keeps their scalars on the device and waits once
+//   expand_partial  the same steps with the pass over the kept vectors only (partial reorthogonalization)
 //   *_block         the same on b columns at once (block Lanczos): one pass over A or the basis
 //
 // Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
