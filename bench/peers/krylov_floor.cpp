@@ -174,7 +174,7 @@ int main(int argc, char **argv)
   double tol = 1e-8, cap = 60;
   long max_steps = 12000;
   std::int64_t n_override = 0;
-  bool host = false;
+  [[maybe_unused]] bool host = false; // read only in a CUDA build
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&]() -> std::string {
