@@ -89,6 +89,8 @@ public:
     r.breakdowns = breakdowns_;
     r.orthogonality = detail::orthogonality(b_, static_cast<int>(r.eigenvalues.size()));
     r.full_reorthogonalizations = full_passes_;
+    r.discarded_steps = discarded_;
+    r.switched_to_full = restarted_full_;
     r.ncv_used = m_;
     return r;
   }
@@ -313,6 +315,7 @@ private:
           reorthogonalize_column(t, m, beta, exhausted);
           omega_after_full(t);
           chunk_ = std::max(2, t + 1 - j); // the estimate took this long to grow from rounding level
+          discarded_ += stop - (t + 1);
           next = t + 1;
           full_next = true;
           break;
@@ -810,6 +813,7 @@ private:
   int breakdowns_ = 0;
   int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
   int chunk_ = 8; // extend_partial: steps per expand_partial call
+  long discarded_ = 0; // extend_partial: steps run past one that needed a full pass
   double omega_worst_ = 0, omega_growth_ = 0; // the last omega_step's largest estimate, and its growth factor
   long full_passes_ = 0;                        // steps orthogonalized against the whole basis
   std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k

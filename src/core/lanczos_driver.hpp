@@ -90,6 +90,9 @@ struct Result {
   std::vector<double> errors;      ///< error estimate of each eigenvalue (Callbacks::error)
   double orthogonality = 0.0;      ///< max |V^T V - I| over the returned vectors
   long full_reorthogonalizations = 0; ///< steps that orthogonalized against the whole basis
+  long discarded_steps = 0;        ///< partial reorthogonalization: steps run past one that needed a full pass
+                                   ///< (redone; their products are in matvecs)
+  bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)

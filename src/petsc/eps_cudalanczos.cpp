@@ -374,6 +374,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->breakdowns    = result.breakdowns;
   ctx->orthogonality = result.orthogonality;
   ctx->full_passes   = result.full_reorthogonalizations;
+  ctx->discarded     = result.discarded_steps;
+  ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
   ctx->ncv_used      = result.ncv_used;
   ctx->block_used    = result.block_size;
@@ -455,6 +457,11 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+    if (!thesis && ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization: %ld steps redone after a full pass came due inside a chunk\n", ctx->discarded));
+      if (ctx->switched_to_full)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization gave way to full: a wanted eigenvalue is too small against ||A|| for a semi-orthogonal basis at this tol\n"));
+    }
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->block_eff > 1 && ctx->block_used != ctx->block_eff)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));

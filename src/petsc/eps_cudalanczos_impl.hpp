@@ -53,6 +53,8 @@ struct EPS_CUDALANCZOS {
   std::string backend_name = "none", device_desc, operator_desc;
   int         device_used = -1; // the CUDA device of the last solve
   long        matvecs = 0, reductions = 0, full_passes = 0;
+  long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
+  PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)

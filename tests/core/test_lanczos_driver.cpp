@@ -979,6 +979,7 @@ TEST(Partial, SmallEigenvaluesSwitchToFullReorthogonalization)
   s.reorthogonalization = Reorthogonalization::Partial;
   const Solved sol = run_solver(A, s);
   EXPECT_EQ(sol.result.reason, Reason::Converged);
+  EXPECT_TRUE(sol.result.switched_to_full);
   check_solution(A, s, sol);
 }
 
@@ -1001,6 +1002,7 @@ TEST(Partial, ReturnedVectorsAreOrthonormalToRounding)
                  " of " + std::to_string(sol.result.matvecs) + " steps");
     check_solution(A, s, sol);
     EXPECT_LT(sol.result.full_reorthogonalizations, sol.result.matvecs) << "not the case this test is for";
+    EXPECT_FALSE(sol.result.switched_to_full);
     EXPECT_LE(sol.result.orthogonality, 1e-13);
   }
 }

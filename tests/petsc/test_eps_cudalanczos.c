@@ -425,6 +425,38 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
+  /* Partial reorthogonalization, as -eps_view reports it: the smallest values of a 1-D Laplacian at tol
+     1e-10 are out of a semi-orthogonal basis's reach, and the view says the solve gave way to full; the
+     largest are not, and it does not. */
+  for (int smallest = 1; smallest >= 0; --smallest) {
+    Mat       A;
+    EPS       eps;
+    PetscBool found, steps;
+    PetscInt  nconv;
+    char      detail[128];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, 150, &A));
+    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(EPSSetProblemType(eps, EPS_HEP));
+    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(EPSSetDimensions(eps, 4, 40, PETSC_DEFAULT));
+    PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
+    PetscCall(EPSSetWhichEigenpairs(eps, smallest ? EPS_SMALLEST_REAL : EPS_LARGEST_REAL));
+    PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSGetConverged(eps, &nconv));
+    PetscCall(ViewLine(eps, "partial reorthogonalization gave way to full", NULL, 0, &found));
+    PetscCall(ViewLine(eps, "steps redone after a full pass", NULL, 0, &steps));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", gave-way line %s, redone-steps line %s", nconv,
+                            found ? "printed" : "absent", steps ? "printed" : "absent"));
+    PetscCall(Check((PetscBool)(nconv >= 4 && steps && found == (smallest ? PETSC_TRUE : PETSC_FALSE)),
+                    smallest ? "-eps_view: partial reorthogonalization says it gave way to full for small eigenvalues"
+                             : "-eps_view: partial reorthogonalization keeps to itself for the largest eigenvalues",
+                    detail));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
+
   /* Basis growth: the 1-D Laplacian's largest eigenvalue converges slowly at the default ncv 16, so the
      basis grows (up to max(2 ncv, ncv + 32) = 48) and -eps_view says how far; an ncv given by the user,
      or EPSCUDALanczosSetNcvMax at ncv, keeps it fixed. */
