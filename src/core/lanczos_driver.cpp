@@ -212,15 +212,30 @@ private:
     check_finite(after, "beta");
     anorm_ = std::max({anorm_, std::sqrt(before), std::abs(alpha)});
     beta = std::sqrt(after);
-    // Invariant subspace: what is left of A v_j is at rounding level relative to ||A||.
-    if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(j + 2))) {
+    finish_column(j + 1, beta, beta, lost, exhausted);
+  }
+
+  // The end of a step whose new vector, column col, has norm `norm` and coupling `beta` after its
+  // orthogonalization. Invariant subspace (DGKS found it inside the span, or beta is at rounding level
+  // relative to ||A||): beta = 0 and the column becomes a fresh direction (fresh_or_zero); otherwise
+  // it is normalized.
+  void finish_column(int col, double &beta, double norm, bool lost, bool &exhausted)
+  {
+    if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(col + 1))) {
       beta = 0;
-      if (!fresh_direction(j + 1, j + 1)) {
-        b_.scale(j + 1, 0.0);
-        exhausted = true;
-      }
+      fresh_or_zero(col, exhausted);
     } else {
-      b_.scale(j + 1, 1.0 / beta);
+      b_.scale(col, 1.0 / norm);
+    }
+  }
+
+  // After a breakdown: column col becomes a fresh random direction orthogonal to the basis before it, or
+  // zero when there is none (the space is exhausted).
+  void fresh_or_zero(int col, bool &exhausted)
+  {
+    if (!fresh_direction(col, col)) {
+      b_.scale(col, 0.0);
+      exhausted = true;
     }
   }
 
@@ -268,10 +283,7 @@ private:
     if (jj + 1 < m) S(jj, jj + 1) = S(jj + 1, jj) = rec.beta;
     beta = rec.beta;
     if (!rec.breakdown) return false;
-    if (!fresh_direction(jj + 1, jj + 1)) {
-      b_.scale(jj + 1, 0.0);
-      exhausted = true;
-    }
+    fresh_or_zero(jj + 1, exhausted);
     return true;
   }
 
@@ -342,15 +354,7 @@ private:
     ++full_passes_;
     S(t, t) += beta * h[t];
     beta *= std::sqrt(nrm2);
-    if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(t + 2))) {
-      beta = 0;
-      if (!fresh_direction(t + 1, t + 1)) {
-        b_.scale(t + 1, 0.0);
-        exhausted = true;
-      }
-    } else {
-      b_.scale(t + 1, 1.0 / std::sqrt(nrm2));
-    }
+    finish_column(t + 1, beta, std::sqrt(nrm2), lost, exhausted);
     if (t + 1 < m) S(t, t + 1) = S(t + 1, t) = beta;
   }
 
