@@ -1,6 +1,7 @@
 // A basis as the first step after a thick restart sees it, for the tests of Backend::expand (core:
 // ArrowStepRepeatsTheFullPass; cuda: ArrowStepIsEquivalentToRef). Works through the Backend interface
-// only, so the same columns can be built on any backend.
+// only, so the same columns can be built on any backend. orthonormalize() also makes the tests' unit
+// start vectors.
 #pragma once
 
 #include "core/backend.hpp"

@@ -53,9 +53,7 @@ Expanded expand(const Matrix &A, int m, std::vector<int> splits = {})
   HostBackend &b = *r.backend;
   b.resize_basis(m + 1);
   b.set_random(0, 2024);
-  double nrm2 = 0;
-  b.project(0, 0, 0, &nrm2);
-  b.scale(0, 1 / std::sqrt(nrm2));
+  cudalanczos::testing::orthonormalize(b, 0, 0, 0);
   r.records.resize(m);
   splits.push_back(m);
   int first = 0;
@@ -172,9 +170,7 @@ TEST(BackendExpand, PartialStepsOrthogonalizeAgainstThePassAndTheWindow)
   const int full = 6, m = 20, reach = 4;
   b.resize_basis(m + 1);
   b.set_random(0, 77);
-  double nrm2 = 0;
-  b.project(0, 0, 0, &nrm2);
-  b.scale(0, 1 / std::sqrt(nrm2));
+  cudalanczos::testing::orthonormalize(b, 0, 0, 0);
   std::vector<StepRecord> rec(m);
   b.expand(0, full, 0.0, rec.data());
   b.expand_partial(full, 12, reach, rec[full - 1].anorm, rec.data() + full);

@@ -866,9 +866,7 @@ protected:
       start = prepare(host);
     } else {
       host.set_random(0, 31);
-      double nrm2 = 0;
-      host.project(0, 0, 0, &nrm2);
-      host.scale(0, 1 / std::sqrt(nrm2));
+      cudalanczos::testing::orthonormalize(host, 0, 0, 0);
     }
     for (int j = 0; j <= start; ++j) cuda->set_column(j, host.column(j));
     std::vector<StepRecord> ref(m), got(m);
@@ -975,9 +973,7 @@ TEST_F(ExpandSteps, ExpandPartialIsEquivalentToRef)
       const int m = 16, start = 5;
       const auto prepare = [&](HostBackend &b) {
         b.set_random(0, 31);
-        double nrm2 = 0;
-        b.project(0, 0, 0, &nrm2);
-        b.scale(0, 1 / std::sqrt(nrm2));
+        cudalanczos::testing::orthonormalize(b, 0, 0, 0);
         std::vector<StepRecord> rec(start);
         b.expand(0, start, 0.0, rec.data());
         return start;

@@ -144,6 +144,17 @@ static PetscErrorCode Compare(const char *name, Kind kind, PetscInt n, Solve s)
   PetscFunctionReturn(0);
 }
 
+/* An EPS of type cudalanczos on A with problem type `type`, the rest left to each test. */
+static PetscErrorCode CreateCUDALanczos(Mat A, EPSProblemType type, EPS *eps)
+{
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
+  PetscCall(EPSSetOperators(*eps, A, NULL));
+  PetscCall(EPSSetProblemType(*eps, type));
+  PetscCall(EPSSetType(*eps, EPSCUDALANCZOS));
+  PetscFunctionReturn(0);
+}
+
 /* A call that must fail with a PETSc error; the EPS must then still be destroyable. */
 static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSProblemType type, PetscInt nev, PetscInt ncv, EPSWhich which,
                                   EPSCUDALanczosVariant variant, const char *backend)
@@ -154,10 +165,7 @@ static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSPr
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(kind, n, &A));
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, A, NULL));
-  PetscCall(EPSSetProblemType(eps, type));
-  PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+  PetscCall(CreateCUDALanczos(A, type, &eps));
   PetscCall(EPSCUDALanczosSetVariant(eps, variant));
   if (backend) PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
   if (kind == NONSYMMETRIC) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
@@ -185,10 +193,7 @@ int main(int argc, char **argv)
     EPS         eps;
     const char *used;
     PetscCall(BuildMatrix(LAPLACIAN_1D, 10, &A));
-    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-    PetscCall(EPSSetOperators(eps, A, NULL));
-    PetscCall(EPSSetProblemType(eps, EPS_HEP));
-    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
     PetscCall(EPSCUDALanczosSetBackend(eps, EPS_CUDALANCZOS_BACKEND_AUTO));
     PetscCall(EPSSolve(eps));
     PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
@@ -264,10 +269,7 @@ int main(int argc, char **argv)
     char      detail[160];
     PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
     for (int small = 0; small <= 1; ++small) {
-      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-      PetscCall(EPSSetOperators(eps, A, NULL));
-      PetscCall(EPSSetProblemType(eps, EPS_HEP));
-      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
       PetscCall(EPSSetDimensions(eps, 4, small ? 20 : PETSC_DEFAULT, PETSC_DEFAULT));
       PetscCall(EPSCUDALanczosSetBlockSize(eps, small ? 16 : 4));
       PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs));
@@ -289,10 +291,7 @@ int main(int argc, char **argv)
       static const char *names[] = {"block size 2 with the thesis variant is refused", "block size 2 with partial reorthogonalization is refused",
                                     "block size 4 with ncv < nev + 4 is refused", "block size 0 is refused"};
       PetscErrorCode      ierr;
-      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-      PetscCall(EPSSetOperators(eps, A, NULL));
-      PetscCall(EPSSetProblemType(eps, EPS_HEP));
-      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
       if (bad == 0) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
       if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
       if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DEFAULT));
@@ -321,10 +320,7 @@ int main(int argc, char **argv)
     PetscCall(BuildMatrix(DENSE_UNIFORM, n, &A));
     for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
       EPS eps;
-      PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-      PetscCall(EPSSetOperators(eps, A, NULL));
-      PetscCall(EPSSetProblemType(eps, EPS_HEP));
-      PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
       PetscCall(EPSSetDimensions(eps, 10, PETSC_DEFAULT, PETSC_DEFAULT));
       PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
       PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
@@ -409,10 +405,7 @@ int main(int argc, char **argv)
     PetscInt  nconv;
     char      detail[128];
     PetscCall(BuildMatrix(SPIKED_LAPLACIAN, 400, &A));
-    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-    PetscCall(EPSSetOperators(eps, A, NULL));
-    PetscCall(EPSSetProblemType(eps, EPS_HEP));
-    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
     PetscCall(EPSCUDALanczosSetVerify(eps, verify ? PETSC_TRUE : PETSC_FALSE));
     PetscCall(EPSSolve(eps));
@@ -435,10 +428,7 @@ int main(int argc, char **argv)
     PetscInt  nconv;
     char      detail[128];
     PetscCall(BuildMatrix(LAPLACIAN_1D, 150, &A));
-    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-    PetscCall(EPSSetOperators(eps, A, NULL));
-    PetscCall(EPSSetProblemType(eps, EPS_HEP));
-    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
     PetscCall(EPSSetDimensions(eps, 4, 40, PETSC_DEFAULT));
     PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
     PetscCall(EPSSetWhichEigenpairs(eps, smallest ? EPS_SMALLEST_REAL : EPS_LARGEST_REAL));
@@ -469,10 +459,7 @@ int main(int argc, char **argv)
     int       used = 0;
     char      text[256], detail[256];
     PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
-    PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-    PetscCall(EPSSetOperators(eps, A, NULL));
-    PetscCall(EPSSetProblemType(eps, EPS_HEP));
-    PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
     PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
     if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DEFAULT));
