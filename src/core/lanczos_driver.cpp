@@ -335,7 +335,7 @@ private:
       }
       // Without a full pass: as many steps as the estimate's growth leaves before the limit (a chunk
       // that ends on the step that needs the pass discards nothing), else a longer chunk.
-      if (next == stop) chunk_ = omega_steps_left() > 0 ? omega_steps_left() : std::min(cap_, chunk_ + std::max(1, chunk_ / 2));
+      if (const int left = omega_steps_left(); next == stop) chunk_ = left > 0 ? left : std::min(cap_, chunk_ + std::max(1, chunk_ / 2));
       if (next == stop && looks && stop < m && end_early(stop)) return stop;
       j = next;
     }
