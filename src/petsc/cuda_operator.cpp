@@ -180,7 +180,7 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
   // Every condition but the device is the same on every rank; one rank only (the distributed operators
   // apply a block column by column, so blocks would only add orthogonalization there).
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
-  if (ctx->variant != EPS_CUDALANCZOS_THICK_RESTART || ctx->reorthog != EPS_CUDALANCZOS_REORTHOG_FULL || !isshift || size != 1 ||
+  if (ctx->variant != EPS_CUDALANCZOS_THICK_RESTART || (ctx->reorthog_set && ctx->reorthog != EPS_CUDALANCZOS_REORTHOG_FULL) || !isshift || size != 1 ||
       eps->nev < 10 || eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
     PetscFunctionReturn(0);
   PetscCall(STGetMatrix(eps->st, 0, &A));

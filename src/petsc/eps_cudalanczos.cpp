@@ -98,6 +98,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     PetscCheck(eps->ncv >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "ncv must be at least 1");
     if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = eps->ncv;
+    ctx->reorthog_eff = EPS_CUDALANCZOS_REORTHOG_NONE;
   } else {
     // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported). An ncv this EPS chose
     // at an earlier set-up counts as chosen again: the basis may grow from it (EPSCUDALanczosSetNcvMax).
@@ -129,13 +130,21 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
     if (ctx->block_eff > 1) {
-      PetscCheck(ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+      PetscCheck(!ctx->reorthog_set || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                  "Block steps (block size %" PetscInt_FMT ") orthogonalize fully; -eps_cudalanczos_reorthog %s needs block size 1",
                  ctx->block_eff, EPSCUDALanczosReorthogs[ctx->reorthog]);
       PetscCheck(eps->ncv >= eps->nev + ctx->block_eff || eps->ncv + ctx->block_eff > eps->n, PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "Block steps need ncv >= nev + block size (ncv %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ")",
                  eps->ncv, eps->nev, ctx->block_eff);
     }
+    // Left to the solver: partial for single-vector steps with STSHIFT, where a step's orthogonalization
+    // is what costs (the product is one matrix pass). Measured on an H200 against full, side by side
+    // (bench/results/2026-11-30-h200-session7.md): 0.81-0.90 of full's time on the 3-D and 2-D
+    // Laplacians, 0.83-0.96 on the power-law graph, 0.95 on dense 4096 at nev = 10, 1.02 on a random
+    // sparse matrix; the same products and true residuals. Block steps need full. Other STs are chosen so
+    // that few steps are needed and each product is a solve: full costs next to nothing there.
+    if (ctx->reorthog_set) ctx->reorthog_eff = ctx->reorthog;
+    else ctx->reorthog_eff = ctx->block_eff == 1 && isshift ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
@@ -271,9 +280,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(EPSCUDALanczosCreateBackend(eps, reduce, rstart, hostop, backend));
 
   s.variant             = ctx->variant == EPS_CUDALANCZOS_THESIS ? Variant::Thesis : Variant::ThickRestart;
-  s.reorthogonalization = ctx->variant == EPS_CUDALANCZOS_THESIS || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_NONE ? Reorthogonalization::None
-                          : ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL                                    ? Reorthogonalization::Partial
-                                                                                                                 : Reorthogonalization::Full;
+  s.reorthogonalization = ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_NONE      ? Reorthogonalization::None
+                          : ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? Reorthogonalization::Partial
+                                                                                  : Reorthogonalization::Full;
   s.which               = which;
   s.target              = PetscRealPart(eps->target);
   s.shift               = ctx->shift;
@@ -404,7 +413,7 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
                              (PetscEnum)ctx->variant, (PetscEnum *)&variant, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVariant(eps, variant));
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_reorthog", "Reorthogonalization", "EPSCUDALanczosSetReorthog", EPSCUDALanczosReorthogs,
-                             (PetscEnum)ctx->reorthog, (PetscEnum *)&reorthog, &flg));
+                             (PetscEnum)(ctx->reorthog_set ? ctx->reorthog : ctx->reorthog_eff), (PetscEnum *)&reorthog, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetReorthog(eps, reorthog));
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_backend", "Where the Lanczos vectors live", "EPSCUDALanczosSetBackend", EPSCUDALanczosBackends,
                              (PetscEnum)ctx->backend, (PetscEnum *)&backend, &flg));
@@ -441,7 +450,13 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   if (!isascii) PetscFunctionReturn(0);
   const bool thesis = ctx->variant == EPS_CUDALANCZOS_THESIS;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  variant: %s\n", EPSCUDALanczosVariants[ctx->variant]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
+  if (thesis || ctx->reorthog_set) PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->reorthog]));
+  else if (eps->state >= EPS_STATE_SETUP)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[ctx->reorthog_eff],
+                                     ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
+                                     : ctx->block_eff > 1                                   ? "block steps need it"
+                                                                                            : "an ST other than STSHIFT"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT, else full)\n"));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
@@ -457,7 +472,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
-    if (!thesis && ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL) {
+    if (!thesis && ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization: %ld steps redone after a full pass came due inside a chunk\n", ctx->discarded));
       if (ctx->switched_to_full)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization gave way to full: a wanted eigenvalue is too small against ||A|| for a semi-orthogonal basis at this tol\n"));
@@ -529,7 +544,6 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
     PetscFunctionReturn(0);                                                       \
   }
 CUDALANCZOS_ACCESSORS(Variant, EPSCUDALanczosVariant, variant)
-CUDALANCZOS_ACCESSORS(Reorthog, EPSCUDALanczosReorthog, reorthog)
 CUDALANCZOS_ACCESSORS(Backend, EPSCUDALanczosBackend, backend)
 CUDALANCZOS_ACCESSORS(Kernels, EPSCUDALanczosKernels, kernels)
 CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
@@ -537,6 +551,27 @@ CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
 CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
 CUDALANCZOS_ACCESSORS(NcvMax, PetscInt, ncv_max)
 #undef CUDALANCZOS_ACCESSORS
+
+PetscErrorCode EPSCUDALanczosSetReorthog_CUDALanczos(EPS eps, EPSCUDALanczosReorthog value)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  ctx->reorthog     = value;
+  ctx->reorthog_set = PETSC_TRUE;
+  eps->state        = EPS_STATE_INITIAL;
+  PetscFunctionReturn(0);
+}
+
+// The reorthogonalization in effect: the one set, or the solver's choice (known after EPSSetUp; full before).
+PetscErrorCode EPSCUDALanczosGetReorthog_CUDALanczos(EPS eps, EPSCUDALanczosReorthog *value)
+{
+  const EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  *value = ctx->reorthog_set ? ctx->reorthog : ctx->reorthog_eff;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode EPSCUDALanczosSetBlockSize_CUDALanczos(EPS eps, PetscInt value)
 {

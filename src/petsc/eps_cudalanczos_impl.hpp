@@ -21,7 +21,8 @@ struct STOperator {
 struct EPS_CUDALANCZOS {
   // settings (options -eps_cudalanczos_*)
   EPSCUDALanczosVariant  variant        = EPS_CUDALANCZOS_THICK_RESTART;
-  EPSCUDALanczosReorthog reorthog       = EPS_CUDALANCZOS_REORTHOG_FULL;
+  EPSCUDALanczosReorthog reorthog       = EPS_CUDALANCZOS_REORTHOG_FULL; // meaningful when reorthog_set
+  PetscBool              reorthog_set   = PETSC_FALSE; // the user chose it; otherwise the solver does at set-up
   EPSCUDALanczosBackend  backend        = EPS_CUDALANCZOS_BACKEND_AUTO;
   EPSCUDALanczosKernels  kernels        = EPS_CUDALANCZOS_KERNELS_DEFAULT;
   PetscInt               device         = -1; // < 0: node-local rank modulo the device count
@@ -35,6 +36,8 @@ struct EPS_CUDALANCZOS {
   // set up: the block size in effect (block_size, or the solver's choice) and whether the solver chose it
   PetscInt  block_eff  = 1;
   PetscBool block_auto = PETSC_FALSE;
+  // set up: the reorthogonalization in effect (reorthog, or the solver's choice; see EPSCUDALanczosSetReorthog)
+  EPSCUDALanczosReorthog reorthog_eff = EPS_CUDALANCZOS_REORTHOG_FULL;
 
   // the matrix on the device, rebuilt only when the Mat or its object state changes
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)

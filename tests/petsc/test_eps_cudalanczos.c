@@ -66,7 +66,8 @@ typedef struct {
   EPSCUDALanczosVariant variant;
   Vec      initial;
   PetscInt block; /* EPSCUDALanczosSetBlockSize, 0: not called */
-  EPSCUDALanczosReorthog reorthog; /* EPSCUDALanczosSetReorthog (0: full, the default) */
+  EPSCUDALanczosReorthog reorthog; /* EPSCUDALanczosSetReorthog, called when set_reorthog */
+  PetscBool set_reorthog;           /* PETSC_FALSE: the solver's choice (partial for these STSHIFT solves) */
 } Solve;
 
 static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal *eig, PetscReal *worst_residual, PetscInt *its)
@@ -93,7 +94,7 @@ static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal
   PetscCall(EPSSetFromOptions(eps));
   if (!strcmp(s->type, EPSCUDALANCZOS)) PetscCall(EPSCUDALanczosSetVariant(eps, s->variant));
   if (!strcmp(s->type, EPSCUDALANCZOS) && s->block) PetscCall(EPSCUDALanczosSetBlockSize(eps, s->block));
-  if (!strcmp(s->type, EPSCUDALANCZOS) && s->reorthog) PetscCall(EPSCUDALanczosSetReorthog(eps, s->reorthog));
+  if (!strcmp(s->type, EPSCUDALANCZOS) && s->set_reorthog) PetscCall(EPSCUDALanczosSetReorthog(eps, s->reorthog));
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, nconv));
   PetscCall(EPSGetIterationNumber(eps, its));
@@ -240,17 +241,76 @@ int main(int argc, char **argv)
   s = base, s.nev = 5, s.ncv = 30;
   PetscCall(Compare("n < default ncv (n=12, nev 5)", LAPLACIAN_1D, 12, s));
 
-  /* Partial reorthogonalization (EPSCUDALanczosSetReorthog): the same answers. On one GPU its steps are
-     the device's expand_partial chunks; the smallest values of the Laplacian are too small against ||A||
-     for a semi-orthogonal basis at tol 1e-10, so that solve switches to full reorthogonalization. */
-  s = base, s.nev = 5, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
-  PetscCall(Compare("partial reorthogonalization: 1-D Laplacian n=400, 5 largest", LAPLACIAN_1D, 400, s));
-  s = base, s.nev = 6, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
-  PetscCall(Compare("partial reorthogonalization: diagonal with double eigenvalues n=100, 6 largest", DIAGONAL, 100, s));
-  s = base, s.nev = 6, s.which = EPS_LARGEST_MAGNITUDE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
-  PetscCall(Compare("partial reorthogonalization: dense random n=300, 6 largest magnitude", DENSE_RANDOM, 300, s));
-  s = base, s.nev = 4, s.which = EPS_SMALLEST_REAL, s.ncv = 40, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  /* The cases above run the solver's choice of reorthogonalization: partial for these single-vector
+     STSHIFT solves (on one GPU, the device's expand_partial chunks). Full, set by the user, gives the same
+     answers; the smallest values of the Laplacian are too small against ||A|| for a semi-orthogonal basis
+     at tol 1e-10, so partial set by the user switches that solve to full reorthogonalization. */
+  s = base, s.nev = 5, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_FULL;
+  PetscCall(Compare("full reorthogonalization: 1-D Laplacian n=400, 5 largest", LAPLACIAN_1D, 400, s));
+  s = base, s.nev = 6, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_FULL;
+  PetscCall(Compare("full reorthogonalization: diagonal with double eigenvalues n=100, 6 largest", DIAGONAL, 100, s));
+  s = base, s.nev = 6, s.which = EPS_LARGEST_MAGNITUDE, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_FULL;
+  PetscCall(Compare("full reorthogonalization: dense random n=300, 6 largest magnitude", DENSE_RANDOM, 300, s));
+  s = base, s.nev = 4, s.which = EPS_SMALLEST_REAL, s.ncv = 40, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
   PetscCall(Compare("partial reorthogonalization: 1-D Laplacian n=150, 4 smallest (switches to full)", LAPLACIAN_1D, 150, s));
+
+  /* The solver's choice, as EPSCUDALanczosGetReorthog and -eps_view report it after set-up: partial for
+     single-vector steps with STSHIFT; full with block steps and with STSINVERT; none in the thesis
+     variant; and the user's value, without "chosen", when set. */
+  {
+    static const struct {
+      const char            *name;
+      int                    mode; /* 0 default, 1 block 2, 2 sinvert, 3 thesis, 4 user full */
+      EPSCUDALanczosReorthog expect;
+      const char            *line; /* the view line from "reorthogonalization:" on: its start, or all of it when exact */
+      PetscBool              exact;
+    } cases[] = {
+      {"reorthogonalization left to the solver: partial for single-vector steps with STSHIFT", 0, EPS_CUDALANCZOS_REORTHOG_PARTIAL,
+       "reorthogonalization: partial (chosen: single-vector steps", PETSC_FALSE},
+      {"reorthogonalization left to the solver: full with block steps", 1, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: block steps need it)", PETSC_TRUE},
+      {"reorthogonalization left to the solver: full with STSINVERT", 2, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: an ST other than STSHIFT)", PETSC_TRUE},
+      {"reorthogonalization of the thesis variant: none", 3, EPS_CUDALANCZOS_REORTHOG_NONE, "reorthogonalization: none", PETSC_TRUE},
+      {"reorthogonalization set to full by the user: full, not 'chosen'", 4, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full", PETSC_TRUE},
+    };
+    Mat A;
+    PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+      EPS                    eps;
+      EPSCUDALanczosReorthog after;
+      PetscBool              found, match;
+      PetscInt               nconv;
+      char                   text[256], detail[384];
+      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+      PetscCall(EPSSetDimensions(eps, cases[c].mode == 3 ? 1 : 3, PETSC_DEFAULT, PETSC_DEFAULT));
+      if (cases[c].mode == 1) PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
+      if (cases[c].mode == 2) { /* CG + Jacobi: runs on any number of ranks */
+        ST  st;
+        KSP ksp;
+        PC  pc;
+        PetscCall(EPSGetST(eps, &st));
+        PetscCall(STSetType(st, STSINVERT));
+        PetscCall(STGetKSP(st, &ksp));
+        PetscCall(KSPSetType(ksp, KSPCG));
+        PetscCall(KSPGetPC(ksp, &pc));
+        PetscCall(PCSetType(pc, PCJACOBI));
+        PetscCall(KSPSetTolerances(ksp, 1e-13, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+        PetscCall(EPSSetTarget(eps, 0.0));
+        PetscCall(EPSSetWhichEigenpairs(eps, EPS_TARGET_MAGNITUDE));
+      }
+      if (cases[c].mode == 3) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
+      if (cases[c].mode == 4) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_FULL));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSGetConverged(eps, &nconv));
+      PetscCall(EPSCUDALanczosGetReorthog(eps, &after));
+      PetscCall(ViewLine(eps, "reorthogonalization:", text, sizeof(text), &found));
+      match = (PetscBool)(found && (cases[c].exact ? !strcmp(text, cases[c].line) : strstr(text, cases[c].line) == text));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "EPSCUDALanczosGetReorthog %s, nconv %" PetscInt_FMT ", view: '%s'", EPSCUDALanczosReorthogs[after], nconv, text));
+      /* the thesis variant's convergence on this slow end is not the point here */
+      PetscCall(Check((PetscBool)(after == cases[c].expect && match && (nconv >= 3 || cases[c].mode == 3)), cases[c].name, detail));
+      PetscCall(EPSDestroy(&eps));
+    }
+    PetscCall(MatDestroy(&A));
+  }
 
   /* Block steps (EPSCUDALanczosSetBlockSize): the same answers. */
   s = base, s.nev = 6, s.which = EPS_LARGEST_REAL, s.block = 4;
