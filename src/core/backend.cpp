@@ -22,6 +22,35 @@ void Backend::expand_partial(int first, int last, int reach, double anorm, StepR
   reference_steps(first, last, reach, anorm, records);
 }
 
+void Backend::queue_steps(int first, int last, int reach, double anorm)
+{
+  check_queued("queue_steps", false);
+  if (reach >= 0) check_partial_reach("queue_steps", first, reach);
+  queued_  = Queued{first, last, reach, anorm};
+  pending_ = true;
+}
+
+void Backend::collect_steps(StepRecord *records)
+{
+  check_queued("collect_steps", true);
+  pending_ = false;
+  if (queued_.reach < 0) expand(queued_.first, queued_.last, queued_.anorm, records);
+  else expand_partial(queued_.first, queued_.last, queued_.reach, queued_.anorm, records);
+}
+
+int Backend::cancel_steps()
+{
+  check_queued("cancel_steps", true);
+  pending_ = false;
+  return 0;
+}
+
+void Backend::check_queued(const char *who, bool want) const
+{
+  if (pending_ != want)
+    throw Error(std::string(who) + (want ? ": no steps are queued" : ": steps are already queued (collect_steps or cancel_steps first)"));
+}
+
 void Backend::check_partial_reach(const char *who, int first, int reach)
 {
   if (reach < 0 || reach > std::max(0, first - 1))

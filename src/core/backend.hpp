@@ -12,6 +12,8 @@
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
 //                   inner loop); a GPU backend keeps their scalars on the device and waits once
 //   expand_partial  the same steps with the pass over the kept vectors only (partial reorthogonalization)
+//   queue_steps     expand or expand_partial without waiting: the driver looks at the Ritz values of the
+//                   steps before while a device runs these (collect_steps / cancel_steps end it)
 //   *_block         the same on b columns at once (block Lanczos): one pass over A or the basis
 //
 // Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
@@ -138,6 +140,21 @@ public:
   /// semi-orthogonal by Simon's omega recurrence over the records and a full pass where it asks for one.
   virtual void expand_partial(int first, int last, int reach, double anorm, StepRecord *records);
 
+  /// The steps of expand (reach < 0) or expand_partial (pass over 0..reach-1), queued: their records come
+  /// from collect_steps(), or cancel_steps() drops them. Between the two the caller makes no other call
+  /// on the backend. This lets the driver decide on the host whether a cycle ends after the steps before
+  /// (a look at their Ritz values) while a device already runs the next ones, where it would otherwise
+  /// idle; a look that ends the cycle drops them. The default only remembers the call: collect_steps()
+  /// runs it, cancel_steps() costs nothing, and a driver using the queue gets the same bits either way.
+  virtual void queue_steps(int first, int last, int reach, double anorm);
+
+  /// The records of the queued steps (last - first of them), as expand/expand_partial would give them.
+  virtual void collect_steps(StepRecord *records);
+
+  /// Drops the queued steps (a cycle that ends before them never reads the columns they wrote). Returns
+  /// how many of them ran anyway: their operator applications count.
+  virtual int cancel_steps();
+
   // ---- Blocks of b contiguous columns (the block variant, block_lanczos.cpp). The defaults loop over the
   // single-column operations above and are the reference; a GPU backend runs each as one
   // matrix-matrix product (one pass over the matrix or the basis for all b columns).
@@ -166,6 +183,17 @@ protected:
 
   /// Throws Error, naming `who`, unless expand_partial's pass ends before the window (see there).
   static void check_partial_reach(const char *who, int first, int reach);
+
+  /// Throws Error, naming `who`, when steps are queued (queue_steps) and when they are not (`want`).
+  void check_queued(const char *who, bool want) const;
+
+private:
+  struct Queued { // the default queue_steps: the call, run by collect_steps
+    int first = 0, last = 0, reach = -1;
+    double anorm = 0;
+  };
+  Queued queued_;
+  bool pending_ = false;
 };
 
 } // namespace cudalanczos

@@ -90,6 +90,7 @@ public:
     r.orthogonality = detail::orthogonality(b_, static_cast<int>(r.eigenvalues.size()));
     r.full_reorthogonalizations = full_passes_;
     r.discarded_steps = discarded_;
+    r.lookahead_discarded = lookahead_discarded_;
     r.switched_to_full = restarted_full_;
     r.ncv_used = m_;
     return r;
@@ -248,11 +249,14 @@ private:
   {
     records_.resize(static_cast<std::size_t>(m));
     exhausted = false;
+    const bool looks = end_early(-1); // -1: "may this cycle end early at all?"
+    const auto chunk_end = [&](int j) { return looks ? std::min(m, j + std::max(2, (j - start) / 3)) : m; };
+    bool queued = false; // the steps from j were queued before the last look (look_ahead)
     for (int j = start; j < m;) {
-      const int last = std::min(m, j + std::max(2, (j - start) / 3));
-      const bool chunked = last < m && end_early(-1); // -1: "may this cycle end early at all?"
-      const int stop = chunked ? last : m;
-      b_.expand(j, stop, anorm_, records_.data());
+      const int stop = chunk_end(j);
+      if (queued) b_.collect_steps(records_.data());
+      else b_.expand(j, stop, anorm_, records_.data());
+      queued = false;
       matvecs_ += stop - j;
       full_passes_ += stop - j;
       int next = stop;
@@ -263,10 +267,36 @@ private:
           break;
         }
       }
-      if (next == stop && chunked && end_early(stop)) return stop;
+      if (next == stop && looks && stop < m) {
+        if (look_ahead(stop, chunk_end(stop), -1, end_early)) return stop;
+        queued = true;
+      }
       j = next;
     }
     return m;
+  }
+
+  // A look between chunks, with the next chunk (steps stop..next_stop, pass over 0..reach-1 or the whole
+  // basis) queued first, so that a device runs it while the host computes the Ritz values: the same
+  // steps the cycle would take after a look that does not end it, and the same bits (Backend::
+  // queue_steps). Returns end_early(stop); when it ends the cycle the queued steps are dropped, and
+  // those a device ran anyway count as products (lookahead_discarded_).
+  bool look_ahead(int stop, int next_stop, int reach, const std::function<bool(int)> &end_early)
+  {
+    b_.queue_steps(stop, next_stop, reach, anorm_);
+    bool ends = false;
+    try {
+      ends = end_early(stop);
+    } catch (...) {
+      b_.cancel_steps();
+      throw;
+    }
+    if (!ends) return false;
+    const int ran = b_.cancel_steps();
+    matvecs_ += ran;
+    if (reach < 0) full_passes_ += ran;
+    lookahead_discarded_ += ran;
+    return true;
   }
 
   // Step jj's record into S (alpha, and beta as the coupling to v_{jj+1} when jj + 1 < m) and `beta`.
@@ -302,6 +332,8 @@ private:
     exhausted = false;
     bool full_next = true;
     const bool looks = end_early(-1);
+    const auto chunk_end = [&](int j) { return std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m}); };
+    bool queued = false; // the steps from j were queued before the last look (look_ahead)
     for (int j = start; j < m && !exhausted;) {
       if (full_next) {
         b_.expand(j, j + 1, anorm_, records_.data());
@@ -313,8 +345,10 @@ private:
         continue;
       }
       // Where the cycle may end early, the chunks also end where extend_full would look.
-      const int stop = std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m});
-      b_.expand_partial(j, stop, start, anorm_, records_.data());
+      const int stop = chunk_end(j);
+      if (queued) b_.collect_steps(records_.data());
+      else b_.expand_partial(j, stop, start, anorm_, records_.data());
+      queued = false;
       matvecs_ += stop - j;
       int next = stop;
       for (int t = j; t < stop; ++t) {
@@ -336,7 +370,12 @@ private:
       // Without a full pass: as many steps as the estimate's growth leaves before the limit (a chunk
       // that ends on the step that needs the pass discards nothing), else a longer chunk.
       if (const int left = omega_steps_left(); next == stop) chunk_ = left > 0 ? left : std::min(cap_, chunk_ + std::max(1, chunk_ / 2));
-      if (next == stop && looks && stop < m && end_early(stop)) return stop;
+      if (next == stop && looks && stop < m) {
+        // The next partial chunk can be queued unless step `stop` is due a full pass (a breakdown or
+        // the estimate at the chunk's last step): that one is expand's, after the look.
+        if (full_next ? end_early(stop) : look_ahead(stop, chunk_end(stop), start, end_early)) return stop;
+        queued = !full_next;
+      }
       j = next;
     }
     return m;
@@ -818,6 +857,7 @@ private:
   int fresh_ = 0; // fresh random directions drawn (each gets its own seed)
   int chunk_ = 8; // extend_partial: steps per expand_partial call
   long discarded_ = 0; // extend_partial: steps run past one that needed a full pass
+  long lookahead_discarded_ = 0; // look_ahead: queued steps a device ran before a look ended the cycle
   double omega_worst_ = 0, omega_growth_ = 0; // the last omega_step's largest estimate, and its growth factor
   long full_passes_ = 0;                        // steps orthogonalized against the whole basis
   std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k

@@ -92,6 +92,8 @@ struct Result {
   long full_reorthogonalizations = 0; ///< steps that orthogonalized against the whole basis
   long discarded_steps = 0;        ///< partial reorthogonalization: steps run past one that needed a full pass
                                    ///< (redone; their products are in matvecs)
+  long lookahead_discarded = 0;     ///< steps a backend ran ahead of a look that then ended the cycle (in
+                                   ///< matvecs; 0 on the host backend, which runs queued steps only when asked)
   bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)

@@ -294,9 +294,50 @@ public:
     device_steps(first, last, reach, anorm, records);
   }
 
+  // Queued steps run on the device at once (the driver's look on the host overlaps them); on several
+  // ranks, or with vendor kernels, the default queue defers the call to collect_steps.
+  void queue_steps(int first, int last, int reach, double anorm) override
+  {
+    if (device_queued_ >= 0) throw Error("CudaBackend::queue_steps: steps are already queued (collect_steps or cancel_steps first)");
+    if (!single_process_ || flavor_ != KernelFlavor::Custom) return Backend::queue_steps(first, last, reach, anorm);
+    check_queued("CudaBackend::queue_steps", false);
+    if (first < 0 || last < first) throw Error("CudaBackend::queue_steps: need 0 <= first <= last");
+    if (reach >= 0) check_partial_reach("CudaBackend::queue_steps", first, reach);
+    enqueue_steps(first, last, reach, anorm);
+    device_queued_ = last - first;
+  }
+
+  void collect_steps(StepRecord *records) override
+  {
+    if (device_queued_ < 0) return Backend::collect_steps(records);
+    const int count = device_queued_;
+    device_queued_  = -1;
+    read_records(count, records);
+  }
+
+  int cancel_steps() override
+  {
+    if (device_queued_ < 0) return Backend::cancel_steps();
+    const int count = device_queued_;
+    device_queued_  = -1;
+    // The steps ran or will: later work on the stream follows them. Wait anyway, so that their errors
+    // surface here and the pinned records are free for the next call.
+    ScopedDevice guard(device_);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    return count;
+  }
+
   // The steps of expand (reach < 0: the pass covers 0..j) and expand_partial (0..reach-1), queued with
   // every scalar on the device; one wait at the end for the records.
   void device_steps(int first, int last, int reach, double anorm, StepRecord *records)
+  {
+    if (device_queued_ >= 0) throw Error("CudaBackend: steps are queued (collect_steps or cancel_steps first)");
+    enqueue_steps(first, last, reach, anorm);
+    read_records(last - first, records);
+  }
+
+  // Queues the steps and the copy of their records to the pinned host buffer; does not wait.
+  void enqueue_steps(int first, int last, int reach, double anorm)
   {
     if (last == first) return;
     check_column(last); // the steps write columns first+1 .. last
@@ -327,6 +368,15 @@ public:
     const std::size_t count = static_cast<std::size_t>(last - first);
     CUDALANCZOS_CHECK(cudaMemcpyAsync(host_records_.data() + R, records_.data() + R, count * R * sizeof(double),
                                       cudaMemcpyDeviceToHost, stream_.get()));
+  }
+
+  // Waits for the queued steps and reads their `count` records (enqueue_steps).
+  void read_records(int count_steps, StepRecord *records)
+  {
+    if (count_steps == 0) return;
+    ScopedDevice guard(device_);
+    constexpr int R = kernels::kStepRecordDoubles;
+    const std::size_t count = static_cast<std::size_t>(count_steps);
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     for (std::size_t i = 0; i < count; ++i) {
       const double *rec = host_records_.data() + (i + 1) * R;
@@ -546,6 +596,7 @@ private:
   HostApply host_apply_;
   Reducer reduce_;
   bool single_process_; // no reducer given: expand() may keep its scalars on the device
+  int  device_queued_ = -1; // queue_steps on the device: the steps queued (-1: none)
   KernelFlavor flavor_;
 
   Stream stream_;

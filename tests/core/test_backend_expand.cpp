@@ -159,6 +159,37 @@ TEST(BackendExpand, SplittingTheCallsChangesNoBit)
   }
 }
 
+TEST(BackendExpand, QueuedStepsAreTheStepsOfExpand)
+{
+  // The default queue_steps runs nothing until collect_steps, which then gives expand's and
+  // expand_partial's records bit for bit; cancel_steps drops the call and reports no step run.
+  // Collecting or cancelling with nothing queued, and queueing twice, are errors.
+  const Matrix A = random_symmetric(61, 9);
+  const Expanded whole = expand(A, 16);
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  b.resize_basis(17);
+  b.set_random(0, 2024); // expand()'s start
+  cudalanczos::testing::orthonormalize(b, 0, 0, 0);
+  std::vector<StepRecord> first(6), rec(10);
+  b.expand(0, 6, 0.0, first.data());
+  EXPECT_THROW(b.collect_steps(rec.data()), Error);
+  EXPECT_THROW(b.cancel_steps(), Error);
+  b.queue_steps(6, 16, -1, first[5].anorm);
+  EXPECT_THROW(b.queue_steps(6, 16, -1, 1.0), Error);
+  b.collect_steps(rec.data());
+  for (int j = 6; j < 16; ++j) {
+    EXPECT_EQ(rec[j - 6].alpha, whole.records[j].alpha) << j;
+    EXPECT_EQ(rec[j - 6].beta, whole.records[j].beta) << j;
+  }
+  for (int q = 0; q < A.n; ++q) ASSERT_EQ(b.column(16)[q], whole.backend->column(16)[q]);
+  // Cancelled: nothing ran, the basis after column 16 is as it was.
+  const Vec before(b.column(16), b.column(16) + A.n);
+  b.queue_steps(15, 16, 4, 1.0); // partial: pass over columns 0..3
+  EXPECT_EQ(b.cancel_steps(), 0);
+  for (int q = 0; q < A.n; ++q) ASSERT_EQ(b.column(16)[q], before[q]);
+  EXPECT_THROW(b.queue_steps(10, 12, 10, 1.0), Error); // the pass must end before the window
+}
+
 TEST(BackendExpand, PartialStepsOrthogonalizeAgainstThePassAndTheWindow)
 {
   // Partial reorthogonalization's steps after 6 full ones: each new vector is orthogonal to the pass's

@@ -26,6 +26,7 @@
 #include "core/backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "host/host_backend.hpp"
+#include "eager_queue_backend.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -981,6 +982,62 @@ TEST(Partial, SmallEigenvaluesSwitchToFullReorthogonalization)
   EXPECT_EQ(sol.result.reason, Reason::Converged);
   EXPECT_TRUE(sol.result.switched_to_full);
   check_solution(A, s, sol);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Look-ahead (Backend::queue_steps): the driver queues the next chunk before each look.
+
+/// run_solver on a backend that runs queued steps at once, as a device does.
+Solved run_solver_eager(const Dense &A, const Settings &s, int &queued_calls)
+{
+  HostBackend host(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  EagerQueueBackend b(host);
+  b.resize_basis(basis_columns_needed(s));
+  Solved out;
+  out.result = solve(b, s, {});
+  for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
+    Vec x(A.n);
+    b.get_column(static_cast<int>(j), x.data());
+    out.vectors.push_back(std::move(x));
+  }
+  queued_calls = b.queued_calls;
+  return out;
+}
+
+TEST(LookAhead, StepsRunAheadOfALookChangeNoBit)
+{
+  // The sweep's first 40 cases, full and partial reorthogonalization, and five partial ones where a
+  // chunk's last step is due a full pass before a look (nothing may be queued there): the steps a device
+  // runs ahead of a look that ends the cycle are dropped, and the solve is the host backend's bit for
+  // bit, with those steps added to the products. Enough cases look (verification rounds, last wanted
+  // pairs) for both the continuing and the ending look to occur.
+  long dropped = 0;
+  int queued = 0;
+  std::vector<int> indices;
+  for (int index = 0; index < 40; ++index) indices.push_back(index);
+  indices.insert(indices.end(), {46, 49, 91, 99, 136});
+  for (const int index : indices)
+    for (const bool partial : {false, true}) {
+      Case c = make_case(index);
+      if (partial) c.settings.reorthogonalization = Reorthogonalization::Partial;
+      SCOPED_TRACE(c.text() + (partial ? ", partial" : ", full"));
+      int calls = 0;
+      const Solved lazy = run_solver(c.A, c.settings), eager = run_solver_eager(c.A, c.settings, calls);
+      EXPECT_EQ(lazy.result.lookahead_discarded, 0);
+      EXPECT_EQ(eager.result.reason, lazy.result.reason);
+      EXPECT_EQ(eager.result.its, lazy.result.its);
+      EXPECT_EQ(eager.result.nconv, lazy.result.nconv);
+      EXPECT_EQ(eager.result.matvecs, lazy.result.matvecs + eager.result.lookahead_discarded);
+      ASSERT_EQ(eager.result.eigenvalues.size(), lazy.result.eigenvalues.size());
+      EXPECT_EQ(0, std::memcmp(eager.result.eigenvalues.data(), lazy.result.eigenvalues.data(),
+                               lazy.result.eigenvalues.size() * sizeof(double)));
+      for (std::size_t j = 0; j < lazy.vectors.size(); ++j) EXPECT_EQ(eager.vectors[j], lazy.vectors[j]) << "vector " << j;
+      dropped += eager.result.lookahead_discarded;
+      queued += calls;
+    }
+  EXPECT_GT(queued, 0) << "no look queued steps";
+  EXPECT_GT(dropped, 0) << "no look ended a cycle with steps queued";
+  std::printf("look-ahead: %d chunks queued, %ld steps dropped\n", queued, dropped);
 }
 
 TEST(Partial, ReturnedVectorsAreOrthonormalToRounding)

@@ -850,9 +850,10 @@ protected:
   /// each backend, and flagged or not depending on that noise). Returns that step, or m.
   /// `prepare`, if given, sets up the host basis instead and returns the first step, start: columns
   /// 0..start go to the device as they are, and the steps (and records) run from start.
-  /// With reach >= 0 the steps are expand_partial's (the pass over columns 0..reach-1).
+  /// With reach >= 0 the steps are expand_partial's (the pass over columns 0..reach-1). With `queued` the
+  /// device runs each call through queue_steps / collect_steps instead.
   int compare(const Dense &A, int m, std::vector<int> splits = {}, const std::function<int(HostBackend &)> &prepare = {},
-              int reach = -1)
+              int reach = -1, bool queued = false)
   {
     const index_t n = A.rows;
     HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
@@ -875,7 +876,12 @@ protected:
     double anorm_ref = 0, anorm_got = 0;
     for (int last : splits) {
       if (last < first) continue;
-      if (reach < 0) {
+      if (queued) {
+        if (reach < 0) host.expand(first, last, anorm_ref, ref.data() + first);
+        else host.expand_partial(first, last, reach, anorm_ref, ref.data() + first);
+        cuda->queue_steps(first, last, reach, anorm_got);
+        cuda->collect_steps(got.data() + first);
+      } else if (reach < 0) {
         host.expand(first, last, anorm_ref, ref.data() + first);
         cuda->expand(first, last, anorm_got, got.data() + first);
       } else {
@@ -987,6 +993,44 @@ TEST_F(ExpandSteps, ExpandPartialIsEquivalentToRef)
   cuda->resize_basis(8);
   std::vector<StepRecord> rec(2);
   EXPECT_THROW(cuda->expand_partial(3, 5, 3, 1.0, rec.data()), cudalanczos::Error) << "the pass must end before the window";
+}
+
+TEST_F(ExpandSteps, QueuedStepsAreEquivalentToRef)
+{
+  // queue_steps / collect_steps: the steps of expand and expand_partial, queued on the device while the
+  // host is free (the driver's look-ahead), give the reference's records and basis.
+  for (index_t n : {33, 4097}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const Dense A = random_dense(n, n, n + 1, 810 + n, true);
+    EXPECT_EQ(compare(A, 14, {3, 8}, {}, -1, true), 14);
+    const auto prepare = [&](HostBackend &b) {
+      b.set_random(0, 31);
+      cudalanczos::testing::orthonormalize(b, 0, 0, 0);
+      std::vector<StepRecord> rec(5);
+      b.expand(0, 5, 0.0, rec.data());
+      return 5;
+    };
+    EXPECT_EQ(compare(A, 14, {9}, prepare, 3, true), 14);
+  }
+  // The protocol: one queue at a time, nothing else while it is pending, and a cancel reports the
+  // steps that ran (on the device: all of them) and leaves the backend usable.
+  BackendConfig config;
+  config.local_size = config.global_size = 65;
+  const Dense A = random_dense(65, 65, 65, 6, true);
+  auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+  cuda->resize_basis(10);
+  std::vector<double> x(65, 1.0 / std::sqrt(65.0)); // a unit start
+  for (int i = 0; i < 65; i += 2) x[static_cast<std::size_t>(i)] = -x[static_cast<std::size_t>(i)];
+  cuda->set_column(0, x.data());
+  std::vector<StepRecord> rec(8);
+  EXPECT_THROW(cuda->collect_steps(rec.data()), cudalanczos::Error);
+  EXPECT_THROW(cuda->cancel_steps(), cudalanczos::Error);
+  cuda->queue_steps(0, 4, -1, 0.0);
+  EXPECT_THROW(cuda->queue_steps(4, 6, -1, 1.0), cudalanczos::Error);
+  EXPECT_THROW(cuda->expand(4, 6, 1.0, rec.data()), cudalanczos::Error);
+  EXPECT_EQ(cuda->cancel_steps(), 4);
+  EXPECT_NO_THROW(cuda->expand(0, 6, 0.0, rec.data()));
+  EXPECT_GT(rec[5].beta, 0.0);
 }
 
 TEST_F(ExpandSteps, PlantedBreakdownIsEquivalentToRef)
