@@ -224,7 +224,12 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
   const int zr = zrows, z0 = n - zrows; // Z holds rows z0..n-1 of the eigenvector matrix
 
   // Work on a full symmetric copy of the lower triangle: simpler than updating one triangle, and at
-  // these sizes the n^2 extra doubles do not matter.
+  // these sizes the n^2 extra doubles do not matter. The copy is in reversed order, A = P S P with P
+  // the reversal (so the eigenvectors of S are P times those of A: Z starts as P). A thick restart's
+  // matrix is an arrowhead of the kept columns followed by a tridiagonal tail; reversed, the tail comes
+  // first and its columns are already tridiagonal, so their reflectors are the identity and are skipped:
+  // the reduction costs O(k^3) for k kept columns instead of O(n^3) (a look at 150 columns with 75 kept:
+  // 2.0 -> 0.4 ms on one core).
   const std::size_t nn = static_cast<std::size_t>(n);
   std::vector<double> A(nn * nn);
   auto a = [&](int i, int j) -> double & { return A[static_cast<std::size_t>(j) * nn + i]; };
@@ -235,7 +240,7 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
       if (!std::isfinite(v))
         throw Error("symmetric_eigen: non-finite input S(" + std::to_string(i) + "," + std::to_string(j) +
                     ") = " + std::to_string(v));
-      a(i, j) = a(j, i) = v;
+      a(n - 1 - i, n - 1 - j) = a(n - 1 - j, n - 1 - i) = v;
       amax = std::max(amax, std::abs(v));
     }
   // Power-of-two scaling (exact) so that the Householder products cannot overflow; undone on w.
@@ -243,9 +248,9 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
   if (amax > 0.0) std::frexp(amax, &p);
   for (double &v : A) v = std::ldexp(v, -p);
 
-  if (Z) // rows z0..n-1 of the identity
+  if (Z) // rows z0..n-1 of the reversal P
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < zr; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = (z0 + i == j) ? 1.0 : 0.0;
+      for (int i = 0; i < zr; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = (z0 + i == n - 1 - j) ? 1.0 : 0.0;
 
   // Householder tridiagonalization (Golub & Van Loan, Algorithm 8.3.1): H_k = I - tau v v^T, v(k+1) = 1,
   // zeroes A(k+2:n, k). A <- H_k A H_k and Z <- Z H_k, so that S = Z T Z^T throughout.
