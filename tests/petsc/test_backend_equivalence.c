@@ -106,10 +106,7 @@ static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALan
   PetscInt i;
 
   PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, A, NULL));
-  PetscCall(EPSSetProblemType(eps, EPS_HEP));
-  PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
+  PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
   PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(eps, which));
   PetscCall(EPSSetTolerances(eps, 1e-10, 10000));

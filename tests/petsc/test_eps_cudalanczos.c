@@ -78,10 +78,7 @@ static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal
   PetscReal err;
 
   PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, A, NULL));
-  PetscCall(EPSSetProblemType(eps, EPS_HEP));
-  PetscCall(EPSSetType(eps, s->type));
+  PetscCall(CreateEPS(A, EPS_HEP, s->type, &eps));
   PetscCall(EPSSetDimensions(eps, s->nev, s->ncv ? s->ncv : PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(eps, s->which));
   PetscCall(EPSSetTolerances(eps, s->tol ? s->tol : 1e-10, 5000));
@@ -145,17 +142,6 @@ static PetscErrorCode Compare(const char *name, Kind kind, PetscInt n, Solve s)
   PetscFunctionReturn(0);
 }
 
-/* An EPS of type cudalanczos on A with problem type `type`, the rest left to each test. */
-static PetscErrorCode CreateCUDALanczos(Mat A, EPSProblemType type, EPS *eps)
-{
-  PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
-  PetscCall(EPSSetOperators(*eps, A, NULL));
-  PetscCall(EPSSetProblemType(*eps, type));
-  PetscCall(EPSSetType(*eps, EPSCUDALANCZOS));
-  PetscFunctionReturn(0);
-}
-
 /* A call that must fail with a PETSc error; the EPS must then still be destroyable. */
 static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSProblemType type, PetscInt nev, PetscInt ncv, EPSWhich which,
                                   EPSCUDALanczosVariant variant, const char *backend)
@@ -166,7 +152,7 @@ static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSPr
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(kind, n, &A));
-  PetscCall(CreateCUDALanczos(A, type, &eps));
+  PetscCall(CreateEPS(A, type, EPSCUDALANCZOS, &eps));
   PetscCall(EPSCUDALanczosSetVariant(eps, variant));
   if (backend) PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
   if (kind == NONSYMMETRIC) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
@@ -194,7 +180,7 @@ int main(int argc, char **argv)
     EPS         eps;
     const char *used;
     PetscCall(BuildMatrix(LAPLACIAN_1D, 10, &A));
-    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+    PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
     PetscCall(EPSCUDALanczosSetBackend(eps, EPS_CUDALANCZOS_BACKEND_AUTO));
     PetscCall(EPSSolve(eps));
     PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
@@ -280,7 +266,7 @@ int main(int argc, char **argv)
       PetscBool              found, match;
       PetscInt               nconv;
       char                   text[256], detail[384];
-      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       PetscCall(EPSSetDimensions(eps, cases[c].mode == 3 ? 1 : 3, PETSC_DEFAULT, PETSC_DEFAULT));
       if (cases[c].mode == 1) PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
       if (cases[c].mode == 2) { /* CG + Jacobi: runs on any number of ranks */
@@ -329,7 +315,7 @@ int main(int argc, char **argv)
     char      detail[160];
     PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
     for (int small = 0; small <= 1; ++small) {
-      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       PetscCall(EPSSetDimensions(eps, 4, small ? 20 : PETSC_DEFAULT, PETSC_DEFAULT));
       PetscCall(EPSCUDALanczosSetBlockSize(eps, small ? 16 : 4));
       PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs));
@@ -351,7 +337,7 @@ int main(int argc, char **argv)
       static const char *names[] = {"block size 2 with the thesis variant is refused", "block size 2 with partial reorthogonalization is refused",
                                     "block size 4 with ncv < nev + 4 is refused", "block size 0 is refused"};
       PetscErrorCode      ierr;
-      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       if (bad == 0) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
       if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
       if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DEFAULT));
@@ -380,7 +366,7 @@ int main(int argc, char **argv)
     PetscCall(BuildMatrix(DENSE_UNIFORM, n, &A));
     for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
       EPS eps;
-      PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       PetscCall(EPSSetDimensions(eps, 10, PETSC_DEFAULT, PETSC_DEFAULT));
       PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
       PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
@@ -465,7 +451,7 @@ int main(int argc, char **argv)
     PetscInt  nconv;
     char      detail[128];
     PetscCall(BuildMatrix(SPIKED_LAPLACIAN, 400, &A));
-    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+    PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
     PetscCall(EPSCUDALanczosSetVerify(eps, verify ? PETSC_TRUE : PETSC_FALSE));
     PetscCall(EPSSolve(eps));
@@ -488,7 +474,7 @@ int main(int argc, char **argv)
     PetscInt  nconv;
     char      detail[128];
     PetscCall(BuildMatrix(LAPLACIAN_1D, 150, &A));
-    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+    PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
     PetscCall(EPSSetDimensions(eps, 4, 40, PETSC_DEFAULT));
     PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
     PetscCall(EPSSetWhichEigenpairs(eps, smallest ? EPS_SMALLEST_REAL : EPS_LARGEST_REAL));
@@ -519,7 +505,7 @@ int main(int argc, char **argv)
     int       used = 0;
     char      text[256], detail[256];
     PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
-    PetscCall(CreateCUDALanczos(A, EPS_HEP, &eps));
+    PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
     PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
     if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DEFAULT));

@@ -166,10 +166,7 @@ static PetscErrorCode Solve(Mat A, EPSType type, PetscInt nev, PetscInt *nconv, 
   PetscScalar kr;
 
   PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, A, NULL));
-  PetscCall(EPSSetProblemType(eps, EPS_HEP));
-  PetscCall(EPSSetType(eps, type));
+  PetscCall(CreateEPS(A, EPS_HEP, type, &eps));
   PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-10, 5000));

@@ -68,10 +68,7 @@ static PetscErrorCode SetEntry(Mat A, PetscInt i, PetscInt j, PetscScalar v)
 static PetscErrorCode NewEPS(Mat A, PetscInt nev, EPS *eps)
 {
   PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
-  PetscCall(EPSSetOperators(*eps, A, NULL));
-  PetscCall(EPSSetProblemType(*eps, EPS_HEP));
-  PetscCall(EPSSetType(*eps, EPSCUDALANCZOS));
+  PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, eps));
   PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(*eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(*eps, 1e-10, 5000));
@@ -121,10 +118,7 @@ static PetscErrorCode Reference(Mat A, PetscInt nev, PetscReal *ref)
   PetscInt nconv, i;
 
   PetscFunctionBeginUser;
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, A, NULL));
-  PetscCall(EPSSetProblemType(eps, EPS_HEP));
-  PetscCall(EPSSetType(eps, EPSKRYLOVSCHUR));
+  PetscCall(CreateEPS(A, EPS_HEP, EPSKRYLOVSCHUR, &eps));
   PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-12, 5000));

@@ -24,6 +24,17 @@ static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail
   PetscFunctionReturn(0);
 }
 
+/* An EPS of type `type` on A (standard problem) with problem type `problem`, the rest left to each test. */
+static inline PetscErrorCode CreateEPS(Mat A, EPSProblemType problem, EPSType type, EPS *eps)
+{
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
+  PetscCall(EPSSetOperators(*eps, A, NULL));
+  PetscCall(EPSSetProblemType(*eps, problem));
+  PetscCall(EPSSetType(*eps, type));
+  PetscFunctionReturn(0);
+}
+
 /* This rank's rows of n, proportional to rank + 1 (rank 0 may get none when n is tiny). */
 static inline PetscErrorCode UnevenLocalRows(PetscInt n, PetscInt *nloc)
 {
