@@ -5,6 +5,24 @@
 #include <slepccudalanczos.h>
 #include <slepc/private/epsimpl.h>
 
+#include <string>
+
+// As SLEPc's own setters (EPSLanczosSetReorthog): a value outside the enum is refused, naming the valid
+// ones. Accepted, it would index the name tables of -eps_view and EPSSetFromOptions out of bounds.
+// `names` is the PETSc enum table: the names, then the type name, the prefix and a null.
+static PetscErrorCode CheckEnumValue(EPS eps, int value, const char *const *names, const char *what)
+{
+  int count = 0;
+
+  PetscFunctionBegin;
+  while (names[count]) ++count;
+  count -= 2; // the type name and the prefix
+  if (value >= 0 && value < count) PetscFunctionReturn(0);
+  std::string valid;
+  for (int i = 0; i < count; ++i) valid += std::string(i ? ", " : "") + names[i];
+  SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "Invalid %s %d: the values are 0..%d (%s)", what, value, count - 1, valid.c_str());
+}
+
 /*@
    EPSCUDALanczosSetVariant - Sets the Lanczos variant.
 
@@ -18,7 +36,7 @@
 .  -eps_cudalanczos_variant <thick-restart,thesis> - Sets the Lanczos variant
 
    Notes:
-   thick-restart (default) is thick-restart Lanczos with locking and full reorthogonalization: any nev and any
+   thick-restart (default) is thick-restart Lanczos with locking and reorthogonalization (EPSCUDALanczosSetReorthog()): any nev and any
    supported which. thesis is the algorithm of the thesis the project starts from: one eigenpair, no restart,
    no reorthogonalization; it stops when the explicit relative residual ||Ax-lambda x||/||lambda x|| is below tol,
    and ncv is the most Lanczos steps it may take.
@@ -32,6 +50,7 @@ PetscErrorCode EPSCUDALanczosSetVariant(EPS eps, EPSCUDALanczosVariant value)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscCall(CheckEnumValue(eps, (int)value, EPSCUDALanczosVariants, "variant"));
   PetscTryMethod(eps, "EPSCUDALanczosSetVariant_C", (EPS, EPSCUDALanczosVariant), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -98,6 +117,7 @@ PetscErrorCode EPSCUDALanczosSetReorthog(EPS eps, EPSCUDALanczosReorthog value)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscCall(CheckEnumValue(eps, (int)value, EPSCUDALanczosReorthogs, "reorthogonalization"));
   PetscTryMethod(eps, "EPSCUDALanczosSetReorthog_C", (EPS, EPSCUDALanczosReorthog), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -151,6 +171,7 @@ PetscErrorCode EPSCUDALanczosSetBackend(EPS eps, EPSCUDALanczosBackend value)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscCall(CheckEnumValue(eps, (int)value, EPSCUDALanczosBackends, "backend"));
   PetscTryMethod(eps, "EPSCUDALanczosSetBackend_C", (EPS, EPSCUDALanczosBackend), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -204,6 +225,7 @@ PetscErrorCode EPSCUDALanczosSetKernels(EPS eps, EPSCUDALanczosKernels value)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(eps, value, 2);
+  PetscCall(CheckEnumValue(eps, (int)value, EPSCUDALanczosKernelsTypes, "kernels"));
   PetscTryMethod(eps, "EPSCUDALanczosSetKernels_C", (EPS, EPSCUDALanczosKernels), (eps, value));
   PetscFunctionReturn(0);
 }

@@ -389,6 +389,29 @@ static PetscErrorCode ErrorCases(void)
     }
   }
 
+  /* Enum values that do not exist, from C (a cast int): refused by the setter with the valid values
+     named, the EPS keeps its setting and solves. */
+  for (i = 0; i < 4; ++i) {
+    static const char *names[] = {"EPSCUDALanczosSetVariant(7) is refused", "EPSCUDALanczosSetReorthog(-1) is refused",
+                                  "EPSCUDALanczosSetBackend(3) is refused", "EPSCUDALanczosSetKernels(9) is refused"};
+    static const char *keywords[] = {"thesis", "partial", "cuda", "vendor"};
+    PetscCall(NewEPS(A, nev, &eps));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    if (i == 0) ierr = EPSCUDALanczosSetVariant(eps, (EPSCUDALanczosVariant)7);
+    if (i == 1) ierr = EPSCUDALanczosSetReorthog(eps, (EPSCUDALanczosReorthog)-1);
+    if (i == 2) ierr = EPSCUDALanczosSetBackend(eps, (EPSCUDALanczosBackend)3);
+    if (i == 3) ierr = EPSCUDALanczosSetKernels(eps, (EPSCUDALanczosKernels)9);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(ExpectFailure(ierr, names[i], keywords[i]));
+    { /* -eps_view indexes the name tables with the kept values */
+      PetscBool found;
+      PetscCall(ViewLine(eps, "variant: thick-restart", NULL, 0, &found));
+      PetscCall(Check(found, "  -eps_view shows the setting kept", found ? "variant: thick-restart" : "no such line"));
+    }
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves with its earlier setting"));
+    PetscCall(EPSDestroy(&eps));
+  }
+
   /* A non-square operator: SLEPc's EPSSetOperators refuses it. */
   {
     Mat R;
