@@ -408,12 +408,18 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
   EPSCUDALanczosKernels  kernels;
 
   PetscFunctionBegin;
+  // The values shown as current: those in effect, as the getters report them (the user's, or the
+  // solver's choice after a set-up).
+  EPSCUDALanczosReorthog reorthog_now;
+  PetscInt               block_now;
+  PetscCall(EPSCUDALanczosGetReorthog(eps, &reorthog_now));
+  PetscCall(EPSCUDALanczosGetBlockSize(eps, &block_now));
   PetscOptionsHeadBegin(PetscOptionsObject, "EPS CUDA Lanczos Options");
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_variant", "Lanczos variant", "EPSCUDALanczosSetVariant", EPSCUDALanczosVariants,
                              (PetscEnum)ctx->variant, (PetscEnum *)&variant, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVariant(eps, variant));
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_reorthog", "Reorthogonalization", "EPSCUDALanczosSetReorthog", EPSCUDALanczosReorthogs,
-                             (PetscEnum)(ctx->reorthog_set ? ctx->reorthog : ctx->reorthog_eff), (PetscEnum *)&reorthog, &flg));
+                             (PetscEnum)reorthog_now, (PetscEnum *)&reorthog, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetReorthog(eps, reorthog));
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_backend", "Where the Lanczos vectors live", "EPSCUDALanczosSetBackend", EPSCUDALanczosBackends,
                              (PetscEnum)ctx->backend, (PetscEnum *)&backend, &flg));
@@ -434,7 +440,7 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOpt
                              "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
   PetscCall(PetscOptionsInt("-eps_cudalanczos_block_size", "Vectors per Lanczos step (thick-restart variant; default: chosen by the solver)",
-                            "EPSCUDALanczosSetBlockSize", ctx->block_size == PETSC_DEFAULT ? ctx->block_eff : ctx->block_size, &i, &flg));
+                            "EPSCUDALanczosSetBlockSize", block_now, &i, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetBlockSize(eps, i));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
