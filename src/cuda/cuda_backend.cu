@@ -300,7 +300,6 @@ public:
   {
     if (device_queued_ >= 0) throw Error("CudaBackend::queue_steps: steps are already queued (collect_steps or cancel_steps first)");
     if (!single_process_ || flavor_ != KernelFlavor::Custom) return Backend::queue_steps(first, last, reach, anorm);
-    check_queued("CudaBackend::queue_steps", false);
     if (first < 0 || last < first) throw Error("CudaBackend::queue_steps: need 0 <= first <= last");
     if (reach >= 0) check_partial_reach("CudaBackend::queue_steps", first, reach);
     enqueue_steps(first, last, reach, anorm);
