@@ -668,7 +668,6 @@ private:
           r.errors.assign(err_all.begin(), err_all.begin() + kcols);
           detail::sort_converged(b_, r, key);
           orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
-        orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
           return r;
         }
       } else {
