@@ -806,6 +806,106 @@ void bench_block(cudaStream_t s)
   std::printf("\n");
 }
 
+// Partial steps (expand_partial: the three-term window and a pass over columns 0..reach-1) against full
+// steps, on the suite's shapes, from a basis of 33 full steps: what one column of the pass costs and what
+// a step costs besides its product and its pass. Host-timed medians of 7 calls of 16 steps, each call
+// ending with the wait for its records (one host round trip per 16 steps, as in a cycle).
+void bench_steps(cudaStream_t s)
+{
+  if (copy_bandwidth == 0) bench_copy(s);
+  std::printf("## One partial step against its pass\n\n"
+              "Steps 33..48 from the Krylov basis of 33 full steps, the CUDA backend; `reach r`: expand_partial "
+              "with the pass over columns 0..r-1 (plus the window v_{j-1}, v_j), `full`: expand. Floor: the "
+              "product's time plus the bytes of the pass (read twice: projection and subtraction) and the window "
+              "(w read and written four times, v_{j-1}, v_j twice) at the copy bandwidth (%.0f GB/s).\n\n",
+              copy_bandwidth);
+  std::printf("| matrix | n | product (ms) | pass | ms per step | step - product (ms) | floor (ms) | step / floor | second passes |\n"
+              "|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
+  for (int which = 0; which < 4; ++which) {
+    const int first = 33, last = 49;
+    std::shared_ptr<const DeviceOperator> op;
+    std::vector<double> dense;
+    std::int64_t n = 0;
+    std::string name;
+    if (which < 3) {
+      const test::Csr A = which == 0   ? test::laplacian(1000)
+                          : which == 1 ? test::chung_lu(2000000, 16, 0xc1u)
+                                       : test::random_csr(1000000, 1000000, 16.0, 0xd2u);
+      name = which == 0 ? "2-D Laplacian 1000^2" : which == 1 ? "Chung-Lu power law, degree 16" : "random, 16 per row";
+      n = A.rows;
+      op = make_csr_operator(view_of(A), KernelFlavor::Default, -1);
+    } else {
+      n = 4096;
+      dense.resize(static_cast<std::size_t>(n) * n);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i <= j; ++i)
+          dense[i + j * n] = dense[j + i * n] = 0.5 * (1 + random_entry(17, i + j * n));
+      name = "dense 4096";
+      op = make_dense_operator({n, n, n, dense.data()}, KernelFlavor::Default, -1);
+    }
+    auto b = single_gpu_backend(op);
+    b->resize_basis(last + 1);
+    b->set_random(0, 7);
+    double nrm2 = 0;
+    b->project(0, 0, 0, &nrm2);
+    b->scale(0, 1.0 / std::sqrt(nrm2));
+    std::vector<StepRecord> rec(static_cast<std::size_t>(last));
+    b->expand(0, first, 0.0, rec.data());
+    const double t_mv = backend_median_ms(*b, [&] { b->apply_operator(0, last); }, 10, 15);
+    for (int reach : {-1, 0, 8, 16, 32}) {
+      const double ms = backend_median_ms(
+                            *b,
+                            [&] {
+                              if (reach < 0) b->expand(first, last, 0.0, rec.data());
+                              else b->expand_partial(first, last, reach, 0.0, rec.data());
+                            },
+                            1, 7) /
+                        (last - first);
+      int second = 0;
+      for (int i = 0; i < last - first; ++i) second += rec[static_cast<std::size_t>(i)].second_pass;
+      const double cols = reach < 0 ? 0.5 * (first + last) + 1 : reach; // the full pass covers 0..j
+      const double floor = t_mv + (16.0 * cols + 8.0 * 12) * static_cast<double>(n) / (copy_bandwidth * 1e6);
+      std::printf("| %s | %lld | %.4f | %s | %.4f | %.4f | %.4f | %.2f | %d |\n", name.c_str(), static_cast<long long>(n), t_mv,
+                  reach < 0 ? "full" : ("reach " + std::to_string(reach)).c_str(), ms, ms - t_mv, floor, ms / floor, second);
+    }
+  }
+  std::printf("\n");
+  // A thick restart's rotation V[:, 0:m] = V[:, 0:k] Q: the custom kernel against cuBLAS's dgemm and the
+  // copy back (the vendor flavor), Q near the identity so that repeats stay finite.
+  std::printf("| n | k | m | rotate, custom (ms) | rotate, cuBLAS (ms) | cuBLAS / custom | custom GB/s | max rel. diff |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::int64_t n : {std::int64_t(4096), std::int64_t(1000000), std::int64_t(2000000)}) {
+    const auto host_op = [](const double *, double *) {};
+    std::unique_ptr<Backend> be[2];
+    for (int f = 0; f < 2; ++f) {
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      config.flavor = f == 0 ? KernelFlavor::Custom : KernelFlavor::Vendor;
+      be[f] = make_cuda_backend(config, nullptr, host_op);
+      be[f]->resize_basis(101);
+    }
+    for (auto [k, m] : {std::pair{25, 12}, std::pair{48, 24}, std::pair{100, 50}}) {
+      std::vector<double> Q(static_cast<std::size_t>(k) * m);
+      for (int j = 0; j < m; ++j)
+        for (int i = 0; i < k; ++i) Q[i + static_cast<std::size_t>(j) * k] = (i == j) + 1e-3 * random_entry(81, i + j * k);
+      double ms[2];
+      std::vector<double> col[2];
+      for (int f = 0; f < 2; ++f) {
+        for (int j = 0; j < k; ++j) be[f]->set_random(j, 500 + j);
+        ms[f] = backend_median_ms(*be[f], [&] { be[f]->rotate(k, m, Q.data(), k); }, 1, 11);
+        for (int j = 0; j < k; ++j) be[f]->set_random(j, 500 + j); // one rotation from the same start, compared
+        be[f]->rotate(k, m, Q.data(), k);
+        col[f].resize(static_cast<std::size_t>(n) * m);
+        for (int j = 0; j < m; ++j) be[f]->get_column(j, col[f].data() + static_cast<std::size_t>(j) * n);
+      }
+      const double bytes = 8.0 * (k + m) * static_cast<double>(n);
+      std::printf("| %lld | %d | %d | %.4f | %.4f | %.2f | %.0f | %.1e |\n", static_cast<long long>(n), k, m, ms[0], ms[1],
+                  ms[1] / ms[0], bytes / (ms[0] * 1e6), checked_rel_diff(col[0], col[1]));
+    }
+  }
+  std::printf("\n");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -836,6 +936,7 @@ int main(int argc, char **argv)
     if (on("lanczos")) bench_lanczos();
     if (on("cycle")) bench_cycle(stream.get());
     if (on("block")) bench_block(stream.get());
+    if (on("steps")) bench_steps(stream.get());
     std::fflush(stdout);
     return 0;
   } catch (const std::exception &e) {

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cudalanczos::cuda {
 namespace {
@@ -110,7 +111,9 @@ public:
     CUDALANCZOS_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_.get())); // its counters
     scalars_ = DeviceBuffer<double>(nc + 1, "reduced scalars");
     coef_ = DeviceBuffer<double>(std::max<std::size_t>(nc, 1), "coefficients");
-    q_ = DeviceBuffer<double>(nc * nc, "rotation matrix");
+    // Q (k x m, k <= nc), or its transpose with rows padded to a multiple of kRotateOutputs (kernels::rotate).
+    q_ = DeviceBuffer<double>(nc * ((nc + kernels::kRotateOutputs - 1) / kernels::kRotateOutputs * kernels::kRotateOutputs),
+                              "rotation matrix");
     host_scalars_ = PinnedBuffer<double>(nc + 1, "reduced scalars (host)");
     host_stage_ = PinnedBuffer<double>(std::max<std::size_t>(nc, 1), "coefficient staging");
     h2_ = DeviceBuffer<double>(nc + 1, "second-pass coefficients");
@@ -259,14 +262,29 @@ public:
     Q += p + static_cast<std::size_t>(p) * ldq;
     k -= p, m -= p;
     double *const V = basis_.data() + static_cast<std::size_t>(p) * ldv_;
+    if (flavor_ == KernelFlavor::Custom && m <= kernels::kRotateMaxOutputs) {
+      // One pass over the rows, in place (kernels::rotate), with Q transposed and its rows padded. As below,
+      // the wait for the copy is cheaper than pinned staging of that size.
+      const int ldqt = (m + kernels::kRotateOutputs - 1) / kernels::kRotateOutputs * kernels::kRotateOutputs;
+      qt_host_.assign(static_cast<std::size_t>(k) * ldqt, 0.0);
+      for (int j = 0; j < m; ++j)
+        for (int i = 0; i < k; ++i) qt_host_[static_cast<std::size_t>(i) * ldqt + j] = Q[i + static_cast<std::size_t>(j) * ldq];
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(q_.data(), qt_host_.data(), bytes(static_cast<index_t>(qt_host_.size())),
+                                        cudaMemcpyHostToDevice, stream_.get()));
+      CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+      kernels::rotate(n_, k, m, V, ldv_, q_.data(), ldqt, stream_.get());
+      return;
+    }
     // Q (k x m) to the device, packed with leading dimension k. Rotations are rare (one per restart),
     // so waiting for the copy is cheaper than a staging buffer of ncols^2 pinned doubles.
     CUDALANCZOS_CHECK(cudaMemcpy2DAsync(q_.data(), k * sizeof(double), Q, ldq * sizeof(double), k * sizeof(double), m,
                                         cudaMemcpyHostToDevice, stream_.get()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
-    // Row block by row block: W = V[r, 0:k] Q, then V[r, 0:m] = W. Rows of the result depend only on
-    // the same rows of V, so overwriting block by block is safe. cuBLAS for both flavors: this is a
-    // true matrix product, where cuBLAS's dgemm is the thing to use.
+    // Vendor kernels, or more output columns than kernels::rotate takes: row block by row block,
+    // W = V[r, 0:k] Q (cuBLAS dgemm), then V[r, 0:m] = W. Rows of the result depend only on the same rows
+    // of V, so overwriting block by block is safe. The copy back through the workspace is what the
+    // custom kernel saves: a thick restart's product is a few columns deep and as long as the vectors,
+    // so it moves bytes, not flops.
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
     const double one = 1.0, zero = 0.0;
     for (index_t r = 0; r < n_; r += rotate_rows_) {
@@ -606,7 +624,8 @@ private:
   DeviceBuffer<double> partials_;  // per-block partial sums of the reductions
   DeviceBuffer<double> scalars_;   // the reduced scalars of project/subtract, before they go to the host
   DeviceBuffer<double> coef_;      // coefficients of subtract/combine
-  DeviceBuffer<double> q_;         // rotate's Q, packed k x m
+  DeviceBuffer<double> q_;         // rotate's Q, packed k x m (vendor), or transposed and padded (custom)
+  std::vector<double> qt_host_;    // rotate: Q transposed on its way to q_ (reused: one per restart)
   DeviceBuffer<double> rotate_ws_; // rotate_rows_ x ncols_
   index_t rotate_rows_ = 0;
   DeviceBuffer<double> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2

@@ -658,6 +658,47 @@ __global__ void __launch_bounds__(kThreads) subtract_kernel(index_t n, int k, co
 
 // --- vector updates ---------------------------------------------------------------------------------------
 
+// Each thread: one row, kRotateOutputs consecutive output columns. threadIdx.x picks the row within
+// the block, threadIdx.y the column group: every group of a row is in the same block, so that one
+// __syncthreads between the reads of the row and the writes makes the update in place safe.
+__global__ void rotate_kernel(index_t n, int k, int m, double *V, index_t ldv, const double *__restrict__ Qt, int ldqt)
+{
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int c0 = static_cast<int>(threadIdx.y) * kRotateOutputs;
+  double acc[kRotateOutputs];
+#pragma unroll
+  for (int t = 0; t < kRotateOutputs; ++t) acc[t] = 0.0;
+  if (i < n) {
+    const double *v = V + i;
+    const double *q = Qt + c0;
+    // Four loads of V in flight before their products (no __ldg: V is written below, after the barrier).
+    const auto add = [&](double x, const double *qp) {
+      const double2 *q2 = reinterpret_cast<const double2 *>(qp);
+#pragma unroll
+      for (int t = 0; t < kRotateOutputs / 2; ++t) {
+        const double2 c = __ldg(q2 + t);
+        acc[2 * t] = fma(x, c.x, acc[2 * t]);
+        acc[2 * t + 1] = fma(x, c.y, acc[2 * t + 1]);
+      }
+    };
+    int p = 0;
+    for (; p + 4 <= k; p += 4, v += 4 * ldv, q += 4 * ldqt) {
+      const double x0 = v[0], x1 = v[ldv], x2 = v[2 * ldv], x3 = v[3 * ldv];
+      add(x0, q);
+      add(x1, q + ldqt);
+      add(x2, q + 2 * ldqt);
+      add(x3, q + 3 * ldqt);
+    }
+    for (; p < k; ++p, v += ldv, q += ldqt) add(*v, q);
+  }
+  __syncthreads();
+  if (i < n)
+#pragma unroll
+    for (int t = 0; t < kRotateOutputs; ++t)
+      if (c0 + t < m) V[i + static_cast<index_t>(c0 + t) * ldv] = acc[t];
+}
+
+
 template <int W>
 __global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
                                                            const double *__restrict__ coef, double *__restrict__ y)
@@ -994,6 +1035,23 @@ void combine(index_t n, int k, const double *V, index_t ldv, const double *coef,
     combine_kernel<2><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, y);
   else
     combine_kernel<1><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, coef, y);
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void rotate(index_t n, int k, int m, double *V, index_t ldv, const double *Qt, int ldqt, cudaStream_t stream)
+{
+  check_matrix("rotate", n, k, ldv);
+  if (m < 0 || m > kRotateMaxOutputs || ldqt < m || ldqt % kRotateOutputs != 0 || m > k)
+    throw Error("rotate: need 0 <= m <= min(k, " + std::to_string(kRotateMaxOutputs) + ") and ldqt >= m a multiple of " +
+                std::to_string(kRotateOutputs) + " (k = " + std::to_string(k) + ", m = " + std::to_string(m) +
+                ", ldqt = " + std::to_string(ldqt) + ")");
+  if (n == 0 || m == 0) return;
+  // About 256 threads a block: more rows where there are few column groups.
+  const int groups = (m + kRotateOutputs - 1) / kRotateOutputs;
+  const int rows = 32 * std::max(1, 8 / groups);
+  const dim3 block(static_cast<unsigned>(rows), static_cast<unsigned>(groups));
+  const index_t blocks = (n + rows - 1) / rows;
+  rotate_kernel<<<static_cast<unsigned>(blocks), block, 0, stream>>>(n, k, m, V, ldv, Qt, ldqt);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 

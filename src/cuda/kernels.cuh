@@ -151,6 +151,18 @@ void scale(index_t n, double alpha, double *v, cudaStream_t stream);
 /// y = V coef (V n x k, stride ldv; coef a device array of k); y = 0 when k = 0. y outside V.
 void combine(index_t n, int k, const double *V, index_t ldv, const double *coef, double *y, cudaStream_t stream);
 
+/// Output columns per thread of rotate, and the most output columns it takes: every column group of a
+/// row re-reads the row, which beyond 4 groups costs more than cuBLAS's dgemm and copy back (bench
+/// steps, H200: 2.1x faster at k = 25, m = 12 and 1.2x at 48, 24; 0.57x at 100, 50).
+inline constexpr int kRotateOutputs = 8;
+inline constexpr int kRotateMaxOutputs = 4 * kRotateOutputs;
+
+/// V[:, 0:m] = V[:, 0:k] Q in place (a thick restart's rotation), in one pass over the rows: Qt is Q
+/// transposed, k rows of ldqt (a multiple of kRotateOutputs, >= m) doubles on the device, zero past m
+/// in each row, so that a thread reads its coefficients with 16-byte loads. Each row of the result is
+/// summed over p = 0..k-1 in order (fused multiply-adds). 0 <= m <= kRotateMaxOutputs; V n x k, ldv >= n.
+void rotate(index_t n, int k, int m, double *V, index_t ldv, const double *Qt, int ldqt, cudaStream_t stream);
+
 /// v[i] = random_entry(seed, row_offset + i): the host backend's start vector, bit for bit.
 void set_random(index_t n, std::uint64_t seed, index_t row_offset, double *v, cudaStream_t stream);
 

@@ -279,6 +279,48 @@ TEST_P(CudaBackendOps, RotateIsEquivalentToRef)
   expect_rotated(c, Q, k, m, ldq);
 }
 
+TEST_P(CudaBackendOps, RotateOfManyColumnsIsEquivalentToRef)
+{
+  // A restart's shapes: m a multiple of the custom kernel's 8 outputs per thread and not, one column
+  // group and several, the kernel's largest m (32) and one past it (cuBLAS then), a locked prefix, k
+  // not a multiple of the kernel's 4 columns per round, and a wide cuBLAS case.
+  const int cols = 300;
+  host_->resize_basis(cols);
+  cuda_->resize_basis(cols);
+  struct Shape {
+    int k, m, locked;
+  };
+  for (const Shape sh : {Shape{5, 3, 0}, Shape{40, 17, 0}, Shape{47, 32, 0}, Shape{47, 33, 0}, Shape{299, 200, 0}, Shape{62, 35, 3}}) {
+    SCOPED_TRACE("k " + std::to_string(sh.k) + ", m " + std::to_string(sh.m) + ", locked " + std::to_string(sh.locked));
+    for (int j = 0; j < cols; ++j) {
+      host_->set_random(j, 300 + j);
+      cuda_->set_column(j, host_->column(j));
+    }
+    std::vector<std::vector<double>> c(static_cast<std::size_t>(sh.k));
+    for (int j = 0; j < sh.k; ++j) c[j].assign(host_->column(j), host_->column(j) + n_);
+    const int ldq = sh.k + 1;
+    std::vector<double> Q = random_vector(ldq * sh.m, 8300 + sh.k);
+    for (int j = 0; j < sh.locked; ++j)
+      for (int i = 0; i < sh.k; ++i) Q[i + j * ldq] = i == j ? 1.0 : 0.0;
+    for (int j = sh.locked; j < sh.m; ++j)
+      for (int i = 0; i < sh.locked; ++i) Q[i + j * ldq] = 0.0;
+    host_->rotate(sh.k, sh.m, Q.data(), ldq);
+    cuda_->rotate(sh.k, sh.m, Q.data(), ldq);
+    std::vector<double> got(static_cast<std::size_t>(n_));
+    for (int j = 0; j < cols; ++j) {
+      if (j >= sh.m && j < sh.k) continue; // unspecified afterwards (Backend::rotate)
+      cuda_->get_column(j, got.data());
+      const double *ref = host_->column(j);
+      for (index_t i = 0; i < n_; ++i) {
+        double tol = 0; // untouched columns (locked, and from k on) exactly
+        if (j >= sh.locked && j < sh.m)
+          for (int l = 0; l < sh.k; ++l) tol += 2 * (sh.k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+        ASSERT_LE(std::abs(got[i] - ref[i]), tol) << "column " << j << " entry " << i;
+      }
+    }
+  }
+}
+
 TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
 {
   // Q = [I_2 0; 0 R], as a restart with two locked columns passes it: the backend skips the identity
