@@ -882,9 +882,9 @@ void bench_steps(cudaStream_t s)
       config.local_size = config.global_size = n;
       config.flavor = f == 0 ? KernelFlavor::Custom : KernelFlavor::Vendor;
       be[f] = make_cuda_backend(config, nullptr, host_op);
-      be[f]->resize_basis(101);
+      be[f]->resize_basis(201);
     }
-    for (auto [k, m] : {std::pair{25, 12}, std::pair{48, 24}, std::pair{100, 50}}) {
+    for (auto [k, m] : {std::pair{25, 12}, std::pair{48, 24}, std::pair{100, 50}, std::pair{200, 100}}) {
       std::vector<double> Q(static_cast<std::size_t>(k) * m);
       for (int j = 0; j < m; ++j)
         for (int i = 0; i < k; ++i) Q[i + static_cast<std::size_t>(j) * k] = (i == j) + 1e-3 * random_entry(81, i + j * k);

@@ -384,6 +384,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->orthogonality = result.orthogonality;
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->discarded     = result.discarded_steps;
+  ctx->lookahead_dropped = result.lookahead_discarded;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
   ctx->ncv_used      = result.ncv_used;
@@ -486,8 +487,12 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->block_eff > 1 && ctx->block_used != ctx->block_eff)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
-    if (!thesis && ctx->verify)
+    if (!thesis && ctx->verify) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
+      // Looks inside a cycle happen only with the verification on (the last wanted pairs, the rounds).
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  look-ahead: %ld steps run ahead of a look that ended its cycle (in the operator applications)\n",
+                                       ctx->lookahead_dropped));
+    }
   }
   PetscFunctionReturn(0);
 }

@@ -57,6 +57,7 @@ struct EPS_CUDALANCZOS {
   int         device_used = -1; // the CUDA device of the last solve
   long        matvecs = 0, reductions = 0, full_passes = 0;
   long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
+  long        lookahead_dropped = 0;         // steps a device ran ahead of a look that ended the cycle
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
