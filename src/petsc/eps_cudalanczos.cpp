@@ -10,6 +10,7 @@
 #include "petsc/eps_cudalanczos_impl.hpp"
 
 #include "core/lanczos_driver.hpp"
+#include "core/constrained_backend.hpp"
 #include "host/host_backend.hpp"
 
 #include <slepc/private/epsimpl.h>
@@ -68,11 +69,12 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
              "-eps_hermitian; for %s problems use another EPS type",
              eps->isgeneralized ? "generalized" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
-  // Deflation vectors (EPSSetDeflationSpace; negative count until EPSSetUp inserts them after this
-  // function) would need the Krylov basis kept orthogonal to them: not implemented, so refuse rather
-  // than return eigenpairs of the undeflated problem.
-  PetscCheck(eps->nds == 0, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
-             "EPSCUDALANCZOS does not support deflation spaces (EPSSetDeflationSpace)");
+  // Deflation vectors (EPSSetDeflationSpace; a negative count until EPSSetUp inserts them into V as
+  // constraints, after this function): the solve runs on their orthogonal complement (ConstrainedBackend),
+  // whose dimension bounds nev and ncv. Dependent ones are dropped then, as SLEPc drops them.
+  const PetscInt nds = PetscAbsInt(eps->nds), neff = eps->n - nds;
+  PetscCheck(neff >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+             "The deflation space (%" PetscInt_FMT " vectors) leaves nothing of the problem's %" PetscInt_FMT " dimensions", nds, eps->n);
   if (!eps->which) { // SLEPc's default for a Krylov method (EPSSetWhichEigenpairs_Default, not exported)
     PetscBool target;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)eps->st, &target, STSINVERT, STCAYLEY, ""));
@@ -94,7 +96,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
                "-eps_cudalanczos_variant thick-restart for more",
                eps->nev);
     // The thesis keeps every Lanczos vector: ncv is the most steps it may take.
-    if (eps->ncv == PETSC_DEFAULT) eps->ncv = PetscMin(eps->n, 128);
+    if (eps->ncv == PETSC_DEFAULT) eps->ncv = PetscMin(neff, 128);
     PetscCheck(eps->ncv >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "ncv must be at least 1");
     if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
     if (eps->max_it == PETSC_DEFAULT) eps->max_it = eps->ncv;
@@ -108,32 +110,32 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (ctx->block_size == PETSC_DEFAULT && eps->ncv == PETSC_DEFAULT && eps->mpd == PETSC_DEFAULT)
       PetscCall(EPSCUDALanczosChooseBlockSize(eps, isshift));
     if (eps->ncv != PETSC_DEFAULT) {
-      PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == eps->n), PetscObjectComm((PetscObject)eps),
+      PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == neff), PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
     } else if (eps->mpd != PETSC_DEFAULT) {
-      eps->ncv = PetscMin(eps->n, eps->nev + eps->mpd);
+      eps->ncv = PetscMin(neff, eps->nev + eps->mpd);
     } else {
-      eps->ncv = eps->nev < 500 ? PetscMin(eps->n, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(eps->n, eps->nev + 500);
+      eps->ncv = eps->nev < 500 ? PetscMin(neff, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(neff, eps->nev + 500);
       // Block steps: room for the wanted pairs and 16 blocks. A restarted block Krylov space is only as
       // deep as its blocks per cycle; with few of them it needs several times the products of
       // single-vector steps (host runs of the seeded sweep: block 8 with ncv 40 took 2-20x the
       // products of single-vector steps, with ncv 160 1.5-2x).
-      if (ctx->block_eff > 1) eps->ncv = PetscMin(eps->n, PetscMax(eps->ncv, eps->nev + 16 * ctx->block_eff));
+      if (ctx->block_eff > 1) eps->ncv = PetscMin(neff, PetscMax(eps->ncv, eps->nev + 16 * ctx->block_eff));
     }
     // An mpd beyond the problem size is clamped as EPSSetUp clamps ncv: it is what a default mpd
     // from an earlier, larger operator (EPSSetOperators with a smaller matrix) left behind.
-    if (eps->mpd > eps->n) eps->mpd = eps->n;
+    if (eps->mpd > neff) eps->mpd = neff;
     if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
     PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
-    if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * eps->n / eps->ncv);
+    if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * neff / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
     if (ctx->block_eff > 1) {
       PetscCheck(!ctx->reorthog_set || ctx->reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
                  "Block steps (block size %" PetscInt_FMT ") orthogonalize fully; -eps_cudalanczos_reorthog %s needs block size 1",
                  ctx->block_eff, EPSCUDALanczosReorthogs[ctx->reorthog]);
-      PetscCheck(eps->ncv >= eps->nev + ctx->block_eff || eps->ncv + ctx->block_eff > eps->n, PetscObjectComm((PetscObject)eps),
+      PetscCheck(eps->ncv >= eps->nev + ctx->block_eff || eps->ncv + ctx->block_eff > neff, PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "Block steps need ncv >= nev + block size (ncv %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ")",
                  eps->ncv, eps->nev, ctx->block_eff);
     }
@@ -146,14 +148,15 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (ctx->reorthog_set) ctx->reorthog_eff = ctx->reorthog;
     else ctx->reorthog_eff = ctx->block_eff == 1 && isshift ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
-    else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, eps->n));
+    else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, neff));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
     // chosen to separate the wanted values, and a non-injective one (spectrum folding) has SLEPc sort the
     // returned pairs by their Rayleigh quotients, so more converged pairs there change what is reported.
-    else ctx->ncv_limit = chosen && isshift ? PetscMin(eps->n, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
+    else ctx->ncv_limit = chosen && isshift ? PetscMin(neff, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
   }
-  PetscCheck(eps->nev <= eps->n, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
-             "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT ")", eps->nev, eps->n);
+  PetscCheck(eps->nev <= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+             "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT "%s)", eps->nev, neff,
+             nds ? ", less the deflation space" : "");
 
   if (eps->V) { // EPSSetOperators resets only a set-up EPS: after a settings change a BV of the old size is left
     PetscInt nloc_v, n_v;
@@ -328,21 +331,41 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     return cberr != 0 || reason != EPS_CONVERGED_ITERATING;
   };
 
+  // A deflation space: EPSSetUp put it into V as constraints (columns -nc..-1, orthonormal, dependent
+  // vectors dropped); the solve runs on its complement through a ConstrainedBackend, which holds it in
+  // the first columns of the backend's basis and shows the driver the columns after them.
+  PetscInt nc = 0;
+  PetscCall(BVGetNumConstraints(eps->V, &nc));
+  std::unique_ptr<ConstrainedBackend> constrained;
+  if (nc > 0) PetscCallCXX(constrained = std::make_unique<ConstrainedBackend>(*backend, (int)nc));
+  Backend &solver = constrained ? static_cast<Backend &>(*constrained) : *backend;
+
   PetscCall(EPSCUDALanczosLimitBasis(eps, backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &s));
-  PetscCallCXX(backend->resize_basis(basis_columns_needed(s)));
+  PetscCallCXX(solver.resize_basis(basis_columns_needed(s)));
+  for (PetscInt i = 0; i < nc; ++i) {
+    const PetscScalar *x;
+    Vec                v;
+    PetscBool          kept = PETSC_FALSE;
+    PetscCall(BVGetColumn(eps->V, i - nc, &v));
+    PetscCall(VecGetArrayRead(v, &x));
+    PetscCallCXX(kept = constrained->add_constraint(x) ? PETSC_TRUE : PETSC_FALSE);
+    PetscCall(VecRestoreArrayRead(v, &x));
+    PetscCall(BVRestoreColumn(eps->V, i - nc, &v));
+    if (!kept) PetscCall(PetscInfo(eps, "cudalanczos: deflation vector %" PetscInt_FMT " is in the span of the ones before it: dropped\n", i));
+  }
   if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
     const PetscScalar *x;
     Vec                v;
     PetscCall(BVGetColumn(eps->V, 0, &v));
     PetscCall(VecGetArrayRead(v, &x));
-    PetscCallCXX(backend->set_column(0, x));
+    PetscCallCXX(solver.set_column(0, x));
     PetscCall(VecRestoreArrayRead(v, &x));
     PetscCall(BVRestoreColumn(eps->V, 0, &v));
   }
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
-  PetscCallCXX(result = cudalanczos::solve(*backend, s, cb));
-  PetscCallCXX(backend->synchronize());
+  PetscCallCXX(result = cudalanczos::solve(solver, s, cb));
+  PetscCallCXX(solver.synchronize());
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
   PetscCall(cberr);
 
@@ -372,7 +395,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscScalar *x;
     PetscCall(BVGetColumn(eps->V, j, &v));
     PetscCall(VecGetArray(v, &x));
-    PetscCallCXX(backend->get_column((int)j, x));
+    PetscCallCXX(solver.get_column((int)j, x));
     PetscCall(VecRestoreArray(v, &x));
     PetscCall(BVRestoreColumn(eps->V, j, &v));
   }
@@ -392,6 +415,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
+  constrained.reset(); // it refers to *backend
   backend.reset();
   PetscCall(VecDestroy(&hostop.x));
   PetscCall(VecDestroy(&hostop.y));

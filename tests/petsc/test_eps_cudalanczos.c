@@ -504,6 +504,86 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
+  /* A deflation space (EPSSetDeflationSpace), SLEPc's way: the solve runs on its orthogonal complement.
+     (a) Known eigenvectors: the diagonal matrix with eigenvalues 1..n/2 twice, the two copies of the
+         largest deflated: the largest four left are n/2-1, n/2-1, n/2-2, n/2-2 (true residuals small).
+     (b) A space that is no invariant subspace, three vectors of which the third is the sum of the first
+         two (dropped): the eigenvalues of the projected problem, against krylovschur with the same space.
+     In both, every returned vector is orthogonal to the space. */
+  for (int kind = 0; kind < 2; ++kind) {
+    const PetscInt n = kind == 0 ? 60 : 80, nd = kind == 0 ? 2 : 3, nev = 4;
+    Mat         A;
+    Vec         z[3];
+    PetscReal   ref[4], ours[4], diff = 0, orth = 0, res = 0;
+    PetscInt    nconv = 0, nref = 0;
+    char        detail[256];
+    const char *types[2] = {EPSKRYLOVSCHUR, EPSCUDALANCZOS};
+    PetscCall(BuildMatrix(kind == 0 ? DIAGONAL : DENSE_RANDOM, n, &A));
+    for (PetscInt k = 0; k < nd; ++k) {
+      PetscInt lo, hi;
+      PetscCall(MatCreateVecs(A, &z[k], NULL));
+      PetscCall(VecGetOwnershipRange(z[k], &lo, &hi));
+      for (PetscInt i = lo; i < hi; ++i) {
+        PetscScalar v;
+        if (kind == 0) v = (i == n - 1 - k) ? 1.0 : 0.0; /* e_{n-1}, e_{n-2}: eigenvalue n/2 twice */
+        else if (k < 2) v = PetscSinReal((PetscReal)((k + 1) * (i + 1))) + 0.1 * k;
+        else v = PetscSinReal((PetscReal)(i + 1)) + PetscSinReal((PetscReal)(2 * (i + 1))) + 0.1;
+        PetscCall(VecSetValue(z[k], i, v, INSERT_VALUES));
+      }
+      PetscCall(VecAssemblyBegin(z[k]));
+      PetscCall(VecAssemblyEnd(z[k]));
+    }
+    if (kind == 0)
+      for (PetscInt i = 0; i < nev; ++i) ref[i] = (PetscReal)(n / 2 - 1 - i / 2);
+    for (int t = kind == 0 ? 1 : 0; t < 2; ++t) {
+      EPS       eps;
+      PetscInt  got;
+      PetscReal *out = t ? ours : ref;
+      PetscCall(CreateEPS(A, EPS_HEP, types[t], &eps));
+      PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+      PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
+      PetscCall(EPSSetDeflationSpace(eps, nd, z));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSGetConverged(eps, &got));
+      if (t) nconv = got;
+      else nref = got;
+      for (PetscInt i = 0; i < PetscMin(got, nev); ++i) {
+        PetscScalar kr;
+        Vec         x;
+        PetscScalar dots[3];
+        PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+        out[i] = PetscRealPart(kr);
+        if (!t) continue;
+        PetscCall(MatCreateVecs(A, &x, NULL));
+        PetscCall(EPSGetEigenvector(eps, i, x, NULL));
+        PetscCall(VecMDot(x, nd, z, dots));
+        for (PetscInt k = 0; k < nd; ++k) {
+          PetscReal zn;
+          PetscCall(VecNorm(z[k], NORM_2, &zn));
+          orth = PetscMax(orth, PetscAbsScalar(dots[k]) / zn);
+        }
+        if (kind == 0) {
+          PetscReal err;
+          PetscCall(EPSComputeError(eps, i, EPS_ERROR_RELATIVE, &err));
+          res = PetscMax(res, err);
+        }
+        PetscCall(VecDestroy(&x));
+      }
+      PetscCall(EPSDestroy(&eps));
+    }
+    if (kind == 0) nref = nev;
+    for (PetscInt i = 0; i < PetscMin(nev, PetscMin(nconv, nref)); ++i) diff = PetscMax(diff, PetscAbsReal(ours[i] - ref[i]) / PetscMax(PetscAbsReal(ref[i]), 1));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT " (ref %" PetscInt_FMT "), max rel. diff %.2e, max |z'x| %.2e, true residual %.2e",
+                            nconv, nref, (double)diff, (double)orth, (double)res));
+    PetscCall(Check((PetscBool)(nconv >= nev && nref >= nev && diff <= 1e-9 && orth <= 1e-10 && res <= 1e-9),
+                    kind == 0 ? "deflation space: known eigenvectors (a double eigenvalue) are deflated"
+                              : "deflation space: a general space, one vector dependent, gives krylovschur's projected problem",
+                    detail));
+    for (PetscInt k = 0; k < nd; ++k) PetscCall(VecDestroy(&z[k]));
+    PetscCall(MatDestroy(&A));
+  }
+
   /* Basis growth: the 1-D Laplacian's largest eigenvalue converges slowly at the default ncv 16, so the
      basis grows (up to max(2 ncv, ncv + 32) = 48) and -eps_view says how far; an ncv given by the user,
      or EPSCUDALanczosSetNcvMax at ncv, keeps it fixed. */

@@ -1,0 +1,107 @@
+#include "core/constrained_backend.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace cudalanczos {
+
+ConstrainedBackend::ConstrainedBackend(Backend &inner, int most) : inner_(inner), most_(most)
+{
+  if (most < 0) throw Error("ConstrainedBackend: negative number of constraint vectors");
+}
+
+void ConstrainedBackend::resize_basis(int ncols)
+{
+  if (ncols < 0) throw Error("ConstrainedBackend::resize_basis: negative column count");
+  inner_.resize_basis(ncols + most_);
+  d_ = 0; // the wrapped columns are new: Z has to be added again
+}
+
+bool ConstrainedBackend::add_constraint(const double *x)
+{
+  if (d_ >= most_)
+    throw Error("ConstrainedBackend::add_constraint: room for " + std::to_string(most_) + " constraint vectors only");
+  if (inner_.basis_columns() < most_ + 1) throw Error("ConstrainedBackend::add_constraint: resize_basis first");
+  inner_.set_column(d_, x);
+  double before = 0, after = 0;
+  project_out(d_, before, after);
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  if (!(std::isfinite(before) && std::isfinite(after)))
+    throw Error("ConstrainedBackend::add_constraint: the vector has entries that are not finite");
+  if (!(after > eps * before) || before == 0) return false; // in the span of Z (after^2 < eps before^2), or zero
+  inner_.scale(d_, 1.0 / std::sqrt(after));
+  ++d_;
+  return true;
+}
+
+void ConstrainedBackend::project_out(int c, double &before, double &after)
+{
+  // project() gives the k coefficients and ||c||^2; subtract() gives ||c||^2 after. With d = 0 only the
+  // norm.
+  h_.assign(static_cast<std::size_t>(d_) + 1, 0.0);
+  inner_.project(0, d_, c, h_.data());
+  before = h_[d_];
+  after = before;
+  if (d_ == 0) return;
+  after = inner_.subtract(0, d_, h_.data(), c);
+  inner_.project(0, d_, c, h_.data());
+  after = inner_.subtract(0, d_, h_.data(), c);
+}
+
+void ConstrainedBackend::set_random(int j, std::uint64_t seed)
+{
+  inner_.set_random(j + d_, seed);
+  double before = 0, after = 0;
+  if (d_ > 0) project_out(j + d_, before, after);
+}
+
+void ConstrainedBackend::set_column(int j, const double *x)
+{
+  inner_.set_column(j + d_, x);
+  double before = 0, after = 0;
+  if (d_ > 0) project_out(j + d_, before, after);
+}
+
+void ConstrainedBackend::apply_operator(int src, int dst)
+{
+  inner_.apply_operator(src + d_, dst + d_);
+  double before = 0, after = 0;
+  if (d_ > 0) project_out(dst + d_, before, after);
+}
+
+void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
+{
+  inner_.apply_operator_block(src + d_, dst + d_, b);
+  double before = 0, after = 0;
+  if (d_ > 0)
+    for (int j = 0; j < b; ++j) project_out(dst + d_ + j, before, after);
+}
+
+void ConstrainedBackend::rotate(int k, int m, const double *Q, int ldq)
+{
+  if (m > k || ldq < k) throw Error("ConstrainedBackend::rotate: need m <= k <= ldq");
+  if (d_ == 0) return inner_.rotate(k, m, Q, ldq);
+  // [Z V] diag(I, Q): the wrapped backends see the identity on Z's columns and leave them (the CUDA
+  // backend skips such leading columns; the host one copies them exactly).
+  const int K = k + d_, M = m + d_;
+  q_.assign(static_cast<std::size_t>(K) * M, 0.0);
+  for (int i = 0; i < d_; ++i) q_[i + static_cast<std::size_t>(i) * K] = 1.0;
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < k; ++i) q_[(d_ + i) + static_cast<std::size_t>(d_ + j) * K] = Q[i + static_cast<std::size_t>(j) * ldq];
+  inner_.rotate(K, M, q_.data(), K);
+}
+
+void ConstrainedBackend::expand_partial(int first, int last, int reach, double anorm, StepRecord *records)
+{
+  check_partial_reach("ConstrainedBackend::expand_partial", first, reach);
+  inner_.expand_partial(first + d_, last + d_, reach + d_, anorm, records);
+}
+
+void ConstrainedBackend::queue_steps(int first, int last, int reach, double anorm)
+{
+  if (reach >= 0) check_partial_reach("ConstrainedBackend::queue_steps", first, reach);
+  inner_.queue_steps(first + d_, last + d_, reach < 0 ? -1 : reach + d_, anorm);
+}
+
+} // namespace cudalanczos
