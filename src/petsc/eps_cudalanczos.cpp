@@ -156,7 +156,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   }
   PetscCheck(eps->nev <= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
              "nev (%" PetscInt_FMT ") exceeds the problem size (%" PetscInt_FMT "%s)", eps->nev, neff,
-             nds ? ", less the deflation space" : "");
+             nds ? " dimensions left by the deflation space" : "");
 
   if (eps->V) { // EPSSetOperators resets only a set-up EPS: after a settings change a BV of the old size is left
     PetscInt nloc_v, n_v;

@@ -248,6 +248,39 @@ static PetscErrorCode ErrorCases(void)
     }
   }
 
+  /* A deflation space that leaves nothing, or less than nev, of the problem: refused at set-up with the
+     dimensions named; one with a NaN entry: refused (SLEPc's own orthonormalization or ours); after each
+     the same EPS solves without it. */
+  {
+    const PetscInt counts[3] = {n, n - 2, 1};
+    const char    *names[3]  = {"a deflation space of all n unit vectors is refused", "a deflation space leaving n - 2 < nev dimensions is refused",
+                                "a deflation vector with a NaN entry is refused"};
+    const char    *keys[3]   = {"leaves nothing", "left by the deflation space", NULL};
+    for (int c = 0; c < 3; ++c) {
+      Vec     *z;
+      PetscInt lo, hi;
+      PetscCall(NewEPS(A, nev, &eps));
+      PetscCall(PetscMalloc1(counts[c], &z));
+      for (PetscInt k = 0; k < counts[c]; ++k) {
+        PetscCall(MatCreateVecs(A, &z[k], NULL));
+        PetscCall(VecGetOwnershipRange(z[k], &lo, &hi));
+        if (k >= lo && k < hi) PetscCall(VecSetValue(z[k], k, c == 2 ? NAN : 1.0, INSERT_VALUES));
+        PetscCall(VecAssemblyBegin(z[k]));
+        PetscCall(VecAssemblyEnd(z[k]));
+      }
+      if (c == 1) PetscCall(EPSSetDimensions(eps, n - 1, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDeflationSpace(eps, counts[c], z));
+      for (PetscInt k = 0; k < counts[c]; ++k) PetscCall(VecDestroy(&z[k]));
+      PetscCall(PetscFree(z));
+      PetscCall(TrySolve(eps, &ierr));
+      PetscCall(ExpectFailure(ierr, names[c], keys[c]));
+      PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDeflationSpace(eps, 0, NULL));
+      PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves without it"));
+      PetscCall(EPSDestroy(&eps));
+    }
+  }
+
   /* nev = 0: SLEPc's EPSSetDimensions refuses it. */
   PetscCall(NewEPS(A, nev, &eps));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
