@@ -24,8 +24,8 @@ bool ConstrainedBackend::add_constraint(const double *x)
     throw Error("ConstrainedBackend::add_constraint: room for " + std::to_string(most_) + " constraint vectors only");
   if (inner_.basis_columns() < most_ + 1) throw Error("ConstrainedBackend::add_constraint: resize_basis first");
   inner_.set_column(d_, x);
-  double before = 0, after = 0;
-  project_out(d_, before, after);
+  double before = 0;
+  const double after = project_out(d_, &before);
   constexpr double eps = std::numeric_limits<double>::epsilon();
   if (!(std::isfinite(before) && std::isfinite(after)))
     throw Error("ConstrainedBackend::add_constraint: the vector has entries that are not finite");
@@ -35,47 +35,41 @@ bool ConstrainedBackend::add_constraint(const double *x)
   return true;
 }
 
-void ConstrainedBackend::project_out(int c, double &before, double &after)
+double ConstrainedBackend::project_out(int c, double *before)
 {
-  // project() gives the k coefficients and ||c||^2; subtract() gives ||c||^2 after. With d = 0 only the
-  // norm.
+  // project() gives the d coefficients and ||c||^2 (before); the second pass's subtract() the norm after.
   h_.assign(static_cast<std::size_t>(d_) + 1, 0.0);
   inner_.project(0, d_, c, h_.data());
-  before = h_[d_];
-  after = before;
-  if (d_ == 0) return;
-  after = inner_.subtract(0, d_, h_.data(), c);
+  if (before) *before = h_[d_];
+  if (d_ == 0) return h_[d_];
+  inner_.update(0, d_, h_.data(), c);
   inner_.project(0, d_, c, h_.data());
-  after = inner_.subtract(0, d_, h_.data(), c);
+  return inner_.subtract(0, d_, h_.data(), c);
 }
 
 void ConstrainedBackend::set_random(int j, std::uint64_t seed)
 {
   inner_.set_random(j + d_, seed);
-  double before = 0, after = 0;
-  if (d_ > 0) project_out(j + d_, before, after);
+  if (d_ > 0) project_out(j + d_);
 }
 
 void ConstrainedBackend::set_column(int j, const double *x)
 {
   inner_.set_column(j + d_, x);
-  double before = 0, after = 0;
-  if (d_ > 0) project_out(j + d_, before, after);
+  if (d_ > 0) project_out(j + d_);
 }
 
 void ConstrainedBackend::apply_operator(int src, int dst)
 {
   inner_.apply_operator(src + d_, dst + d_);
-  double before = 0, after = 0;
-  if (d_ > 0) project_out(dst + d_, before, after);
+  if (d_ > 0) project_out(dst + d_);
 }
 
 void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
 {
   inner_.apply_operator_block(src + d_, dst + d_, b);
-  double before = 0, after = 0;
   if (d_ > 0)
-    for (int j = 0; j < b; ++j) project_out(dst + d_ + j, before, after);
+    for (int j = 0; j < b; ++j) project_out(dst + d_ + j);
 }
 
 void ConstrainedBackend::rotate(int k, int m, const double *Q, int ldq)

@@ -69,9 +69,9 @@ public:
   void synchronize() override { inner_.synchronize(); }
 
 private:
-  /// Removes Z from the wrapped column c (two classical Gram-Schmidt passes); returns ||c||^2 before
-  /// and after in `before` / `after`.
-  void project_out(int c, double &before, double &after);
+  /// Removes Z from the wrapped column c (two classical Gram-Schmidt passes); returns ||c||^2 after,
+  /// and stores it before in *before when given.
+  double project_out(int c, double *before = nullptr);
 
   Backend &inner_;
   int most_ = 0; // columns reserved for Z at the front of the wrapped basis

@@ -698,7 +698,6 @@ __global__ void rotate_kernel(index_t n, int k, int m, double *V, index_t ldv, c
       if (c0 + t < m) V[i + static_cast<index_t>(c0 + t) * ldv] = acc[t];
 }
 
-
 template <int W>
 __global__ void __launch_bounds__(kThreads) combine_kernel(index_t n, int k, const double *__restrict__ V, index_t ldv,
                                                            const double *__restrict__ coef, double *__restrict__ y)

@@ -152,8 +152,9 @@ void scale(index_t n, double alpha, double *v, cudaStream_t stream);
 void combine(index_t n, int k, const double *V, index_t ldv, const double *coef, double *y, cudaStream_t stream);
 
 /// Output columns per thread of rotate, and the most output columns it takes: every column group of a
-/// row re-reads the row, which beyond 4 groups costs more than cuBLAS's dgemm and copy back (bench
-/// steps, H200: 2.1x faster at k = 25, m = 12 and 1.2x at 48, 24; 0.57x at 100, 50).
+/// row reads all of Q for its rows, which beyond 4 groups costs more than cuBLAS's dgemm and copy back
+/// (bench steps, H200: 1.9x faster at k = 25, m = 12 and 1.3x at 48, 24; 0.57x at 100, 50, where a
+/// version staging the rows in shared memory was no faster: bench/results/2026-11-30-h200-session9.md).
 inline constexpr int kRotateOutputs = 8;
 inline constexpr int kRotateMaxOutputs = 4 * kRotateOutputs;
 
