@@ -68,8 +68,15 @@ void ConstrainedBackend::apply_operator(int src, int dst)
 void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
 {
   inner_.apply_operator_block(src + d_, dst + d_, b);
-  if (d_ > 0)
-    for (int j = 0; j < b; ++j) project_out(dst + d_ + j);
+  if (d_ == 0 || b == 0) return;
+  // project_out on the whole block: two passes of the block operations (one product over Z each)
+  // instead of b column by column.
+  const int ld = d_ + b;
+  h_.assign(static_cast<std::size_t>(ld) * b, 0.0);
+  for (int pass = 0; pass < 2; ++pass) {
+    inner_.project_block(0, d_, dst + d_, b, h_.data()); // Z^T W in the first d rows of each column
+    inner_.update_block(0, d_, h_.data(), ld, dst + d_, b);
+  }
 }
 
 void ConstrainedBackend::rotate(int k, int m, const double *Q, int ldq)
