@@ -12,8 +12,11 @@ SLEPC_EXAMPLES ?= /usr/share/slepc/3.18/share/slepc/examples
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
+# libpetsc3.18-dev-examples carries PETSc's test harness (gmakefile.test, gmakegentest.py) that SLEPc's
+# suite runs under; python3-slepc4py-real is what tests/python and examples/slepc4py_demo.py import.
 DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslepc3.18-dev-examples \
-                  libpetsc-real3.18-dev openmpi-bin libopenmpi-dev liblapack-dev libgtest-dev python3 valgrind
+                  libpetsc-real3.18-dev libpetsc3.18-dev-examples openmpi-bin libopenmpi-dev liblapack-dev \
+                  libgtest-dev python3 python3-slepc4py-real valgrind
 
 .PHONY: all deps configure build demo test check install gpu-pack clean
 

@@ -29,13 +29,24 @@ plugin=$(realpath -s "$plugin_arg") # absolute, symbolic links kept (the copy be
 
 examples=${SLEPC_EXAMPLES:-/usr/share/slepc/3.18/share/slepc/examples}
 gmakefile=$examples/gmakefile.test
-if [[ ! -f $gmakefile ]]; then
-  echo "run_slepc_tests.sh: $gmakefile not found (install libslepc3.18-dev-examples)" >&2
+# Every input of the harness, checked before anything runs: a missing one would otherwise show up as a
+# suite of "not run" lines. Each names the file and the Debian package (or the build) that provides it.
+missing_input() { # FILE PROVIDER
+  echo "run_slepc_tests.sh: $1 not found; it comes with $2 ('make deps' installs it)" >&2
   echo "0 passed, 1 failed"
   exit 2
-fi
-petsc_dir=$(sed -n 's/^PETSC_DIR=//p' "$gmakefile" | head -n1)
+}
+[[ -f $gmakefile ]] || missing_input "$gmakefile" "libslepc3.18-dev-examples (or SLEPC_EXAMPLES=<folder with gmakefile.test>)"
+petsc_dir=$(sed -n 's/^PETSC_DIR *[:?]*= *//p' "$gmakefile" | head -n1)
+[[ -n $petsc_dir ]] || petsc_dir=${PETSC_DIR:-}
+[[ -d $petsc_dir ]] || missing_input "PETSC_DIR ($gmakefile names none that exists: '$petsc_dir')" "libpetsc-real3.18-dev"
+[[ -f $petsc_dir/share/petsc/examples/config/gmakegentest.py ]] ||
+  missing_input "$petsc_dir/share/petsc/examples/config/gmakegentest.py" "libpetsc3.18-dev-examples"
 real_petscdiff=$petsc_dir/lib/petsc/bin/petscdiff
+[[ -x $real_petscdiff ]] || missing_input "$real_petscdiff" "libpetsc-real3.18-dev"
+for d in src/eps/tests src/eps/tutorials; do
+  [[ -d $examples/$d ]] || missing_input "$examples/$d (SLEPc's example sources)" "libslepc3.18-dev-examples"
+done
 jobs=${JOBS:-2}
 
 if [[ -n ${SLEPC_TESTDIR:-} ]]; then
