@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The multi-GPU session on a host with 2 GPUs, in one call (device time is scarce): tests, then the
+# The multi-GPU run on a host with 2 GPUs, in one call (GPU time is scarce): tests, then the
 # scaling benchmark, then compute-sanitizer on a subset of the multi-rank tests.
 #
 #   bench/bench_multigpu.sh CARRY_DIR OUT_DIR [restarts]
@@ -34,7 +34,7 @@ note "== $(date -u '+%Y-%m-%d %H:%M UTC'): $(nvidia-smi --query-gpu=index,name,d
 nvidia-smi topo -m >"$logs/topology.log" 2>&1 && sed 's/^/        /' "$logs/topology.log" | head -8 >>"$summary"
 
 # 1. correctness on the device: every layout and rank count, ranks sharing GPUs at -n 3 and -n 4.
-# A hang (a halo exchange waiting for a rank that never comes) stops the session here: no device time
+# A hang (a halo exchange waiting for a rank that never comes) stops the run here: no GPU time
 # is spent on a benchmark of a broken operator.
 for np in 1 2 3 4; do
   step multigpu-np$np 90 mpiexec -n $np "$carry/tests/petsc/test_multigpu"

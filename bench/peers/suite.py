@@ -9,7 +9,7 @@ gen_matrices}, the plugin DIR/libslepccudalanczos.so. Items (one process each: o
 one `which`, one or several k) run cheap first; an item that no longer fits the budget is recorded as
 "skipped: budget"; one that runs out of it is stopped and its missing k recorded as "timeout". Every
 record goes to OUT/PREFIX.json; report.py turns it into OUT/PREFIX.md and the PNGs; the raw logs go to
-OUT/PREFIX-logs.tar.gz (six files in all, well within what the device tool brings back).
+OUT/PREFIX-logs.tar.gz (six files in all, small enough to copy back from the GPU host).
 """
 import argparse
 import datetime

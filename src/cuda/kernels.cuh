@@ -78,7 +78,7 @@ void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *c
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
 /// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
 /// more lanes share a hub). Measured with every lane count on an H200 (bench spmv,
-/// bench/results/2026-11-30-h200-session5): 2-D Laplacian (4 per row) best at 1 lane, 0.0133 ms
+/// bench/results/2026-11-30-h200-pattern-spmv.md): 2-D Laplacian (4 per row) best at 1 lane, 0.0133 ms
 /// against 0.0239 at 4 (csr_spmv's rule) and cuSPARSE's 0.038; Chung-Lu graph (mean 16, hubs of 4103)
 /// best at 8, 0.249 ms against 0.294 at 16 and cuSPARSE's 0.278. Two matrices: a rule of thumb.
 int pattern_lanes(index_t rows, index_t entries, index_t longest);
@@ -154,7 +154,7 @@ void combine(index_t n, int k, const double *V, index_t ldv, const double *coef,
 /// Output columns per thread of rotate, and the most output columns it takes: every column group of a
 /// row reads all of Q for its rows, which beyond 4 groups costs more than cuBLAS's dgemm and copy back
 /// (bench steps, H200: 1.9x faster at k = 25, m = 12 and 1.3x at 48, 24; 0.57x at 100, 50, where a
-/// version staging the rows in shared memory was no faster: bench/results/2026-11-30-h200-session9.md).
+/// version staging the rows in shared memory was no faster: bench/results/2026-11-30-h200-rotation.md).
 inline constexpr int kRotateOutputs = 8;
 inline constexpr int kRotateMaxOutputs = 4 * kRotateOutputs;
 

@@ -21,7 +21,7 @@
 namespace cudalanczos::cuda {
 namespace {
 
-// KernelFlavor::Default per matrix type, from bench/results/2026-11-30-h200.md (H200, copy 4202 GB/s):
+// KernelFlavor::Default per matrix type, from bench/results/2026-11-30-h200-kernels.md (H200, copy 4202 GB/s):
 //  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
 //         4209 GB/s at n = 8192, cuBLAS 3979) and the custom kernel is never slower; below that it is
 //         ahead by 6-87 % (n = 4096 .. 256), where cuBLAS's dgemv costs more per launch.

@@ -141,7 +141,8 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     }
     // Left to the solver: partial for single-vector steps with STSHIFT, where a step's orthogonalization
     // is what costs (the product is one matrix pass). Measured on an H200 against full, side by side
-    // (bench/results/2026-11-30-h200-session7.md and -session8.md): 0.81-0.90 of full's time on the 3-D
+    // (bench/results/2026-11-30-h200-partial-reorthogonalization.md, c796b8a-1192b79, and
+    // 2026-11-30-h200-partial-default-lookahead.md, a14a113): 0.81-0.90 of full's time on the 3-D
     // and 2-D Laplacians, 0.83-0.99 on the power-law graph, 0.95 on dense 4096 at nev = 10, 1.02-1.04 on
     // a random sparse matrix; the same products and true residuals. Block steps need full. Other STs are
     // chosen so that few steps are needed and each product is a solve: full costs next to nothing there.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything the GPU host should run for a session, in one call (device time is scarce):
+# Everything the GPU host should run after a change, in one call (GPU time is scarce):
 #
 #   tests/gpu/run_all_on_gpu_host.sh CARRY_DIR OUT_DIR
 #
