@@ -8,6 +8,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
+#include "cuda/upload.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -51,13 +52,12 @@ void wait_for_uploads() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
 
 std::string size_text(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
-/// A device copy of count host values (none for count = 0). Synchronous with the host for a pageable
-/// source only as far as cudaMemcpy is: the constructors end with wait_for_uploads().
+/// A device copy of count host values (none for count = 0), staged through pinned memory (upload.hpp).
 template <class T>
 DeviceBuffer<T> upload(const T *host, std::size_t count, const char *what)
 {
   DeviceBuffer<T> d(count, what);
-  if (count) CUDALANCZOS_CHECK(cudaMemcpy(d.data(), host, d.bytes(), cudaMemcpyHostToDevice));
+  upload_bytes(d.data(), host, d.bytes());
   return d;
 }
 
@@ -112,12 +112,8 @@ public:
     ld_ = (std::max<index_t>(rows_, 1) + 15) / 16 * 16;
     const std::size_t count = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(cols_);
     values_ = DeviceBuffer<double>(count, "dense operator matrix");
-    if (count) {
-      if (ld_ != rows_) CUDALANCZOS_CHECK(cudaMemset(values_.data(), 0, values_.bytes()));
-      if (rows_ > 0)
-        CUDALANCZOS_CHECK(cudaMemcpy2D(values_.data(), ld_ * sizeof(double), A.values, A.ld * sizeof(double),
-                                       rows_ * sizeof(double), cols_, cudaMemcpyHostToDevice));
-    }
+    upload_matrix(values_.data(), static_cast<std::size_t>(ld_), A.values, static_cast<std::size_t>(A.ld),
+                  static_cast<std::size_t>(rows_), static_cast<std::size_t>(cols_)); // the padding as zeros
     if (flavor_ == KernelFlavor::Custom) {
       workspace_ = DeviceBuffer<unsigned char>(kernels::dense_gemv_workspace_bytes(rows_, cols_), "dense gemv workspace");
       if (workspace_.bytes()) CUDALANCZOS_CHECK(cudaMemset(workspace_.data(), 0, workspace_.bytes()));

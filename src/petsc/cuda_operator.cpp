@@ -49,61 +49,64 @@ cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
   }
 }
 
-// Uploads A (dense or AIJ on one process; MPIAIJ or MPIDENSE row-distributed, one device per rank)
-// unless the cached copy is still current. Leaves ctx->device_op null when A cannot live on the device
-// (other types, other types on several processes).
+// Makes ctx->device_op the operator of A on `device`: A's device copy when it has a current one (no byte
+// moves), a CUDA MatShell's own operator, or a new upload (dense or AIJ on one process; MPIAIJ or
+// MPIDENSE row-distributed, one device per rank) composed on A for the next EPS. Leaves it null when A
+// cannot live on the device (other types, other types on several processes). Collective.
 PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  PetscObjectState state;
-  PetscBool        isdense, isaij;
+  PetscBool        isdense, isaij, ismpiaij, ismpidense;
   PetscMPIInt      size;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (ctx->device_op && ctx->op_mat == A && ctx->op_state == state && ctx->op_kernels == (int)ctx->kernels) PetscFunctionReturn(0);
-  PetscCallCXX(ctx->device_op.reset());
-  ctx->op_mat = nullptr;
-  { // MPIAIJ / MPIDENSE: this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
-    PetscBool ismpiaij, ismpidense;
-    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &ismpiaij));
-    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSE, &ismpidense));
-    if (ismpiaij || ismpidense) {
-      PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-      PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, &ctx->device_op));
-      PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-      if (ctx->device_op) {
-        ctx->op_mat     = A;
-        ctx->op_state   = state;
-        ctx->op_kernels = (int)ctx->kernels;
-      }
-      PetscFunctionReturn(0);
-    }
-  }
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) PetscFunctionReturn(0); // other types on several ranks: STApply on the host
+  ctx->uploaded_bytes = 0;
   // A CUDA MatShell (cuda_matshell.cpp) already holds its operator on the device.
   PetscErrorCode (*getop)(Mat, std::shared_ptr<const void> *) = nullptr;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatCUDALanczosGetOperator_C", &getop));
   if (getop) {
     PetscCall(getop(A, &ctx->device_op));
-    ctx->op_mat     = A;
-    ctx->op_state   = state;
-    ctx->op_kernels = (int)ctx->kernels;
     PetscFunctionReturn(0);
   }
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &ismpiaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSE, &ismpidense));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &isdense));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &isaij));
-  if (!isdense && !isaij) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (!ismpiaij && !ismpidense && (size > 1 || (!isdense && !isaij))) { // STApply on the host
+    PetscCallCXX(ctx->device_op.reset());
+    PetscFunctionReturn(0);
+  }
+
+  // This EPS lets go of its operator first: when A's copy is stale, it is then freed before the new
+  // upload, not after it (the peak is one copy, not two).
+  if (ctx->backend_cache_op == ctx->device_op) {
+    PetscCallCXX(ctx->backend_cache.reset());
+    PetscCallCXX(ctx->backend_cache_op.reset());
+  }
+  PetscCallCXX(ctx->device_op.reset());
+  std::shared_ptr<const void> copy;
+  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, device, &copy));
+  if (copy) {
+    PetscCallCXX(ctx->device_op = std::move(copy));
+    PetscFunctionReturn(0);
+  }
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-  std::shared_ptr<const cuda::DeviceOperator> op;
-  PetscCall(MatCUDALanczosUpload(A, isdense, Flavor(ctx->kernels), device, &op));
+  if (ismpiaij || ismpidense) { // this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
+    PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, &ctx->device_op));
+  } else {
+    std::shared_ptr<const cuda::DeviceOperator> op;
+    PetscCall(MatCUDALanczosUpload(A, isdense, Flavor(ctx->kernels), device, &op));
+    PetscCallCXX(ctx->device_op = std::move(op));
+  }
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-  ctx->device_op  = op;
-  ctx->op_mat     = A;
-  ctx->op_state   = state;
-  ctx->op_kernels = (int)ctx->kernels;
+  if (ctx->device_op) {
+    const auto *op = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
+    PetscCallCXX(ctx->uploaded_bytes = op->device_bytes());
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)ctx->uploaded_bytes));
+    PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, device, ctx->device_op, ctx->uploaded_bytes));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -207,11 +210,9 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   PetscCall(PickDevice(eps, count, &device, &shared));
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
   PetscCall(STGetMatrix(eps->st, 0, &A));
+  ctx->uploaded_bytes = 0;
   if (isshift) PetscCall(UploadOperator(eps, A, device));
-  else {
-    PetscCallCXX(ctx->device_op.reset());
-    ctx->op_mat = nullptr;
-  }
+  else PetscCallCXX(ctx->device_op.reset());
 
   cudalanczos::cuda::BackendConfig config;
   config.local_size  = eps->nloc;
@@ -241,7 +242,11 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
       ctx->backend_cache_op = ctx->device_op;
       std::copy(key, key + 4, ctx->backend_cache_key);
     }
-    PetscCallCXX(ctx->operator_desc = op->description());
+    PetscBool isshell;
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSHELL, &isshell));
+    PetscCallCXX(ctx->operator_desc = op->description() + (isshell                ? "; a CUDA MatShell's own operator"
+                                                           : ctx->uploaded_bytes ? "; copied from the host Mat by this solve, kept with the Mat"
+                                                                                 : "; the Mat's device copy, made by an earlier solve"));
   } else {
     PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));
     ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";

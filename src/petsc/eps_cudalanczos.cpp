@@ -501,6 +501,12 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  backend used: %s%s%s\n", ctx->backend_name.c_str(), ctx->device_desc.empty() ? "" : ", device ",
                                      ctx->device_desc.c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  operator: %s\n", ctx->operator_desc.c_str()));
+    if (ctx->backend_name == "cuda") {
+      std::size_t copies, bytes;
+      MatCUDALanczosDeviceCopies(&copies, &bytes);
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  matrix bytes uploaded by the last solve: %zu; device copies composed on this process's Mats: %zu (%.1f MiB)\n",
+                                       ctx->uploaded_bytes, copies, (double)bytes / 1048576.0));
+    }
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
@@ -530,8 +536,15 @@ PetscErrorCode EPSReset_CUDALanczos(EPS eps)
   PetscCallCXX(ctx->backend_cache.reset());
   PetscCallCXX(ctx->backend_cache_op.reset());
   PetscCallCXX(ctx->device_op.reset());
-  ctx->op_state = -1;
-  ctx->op_mat   = nullptr;
+  if (eps->st) { // a Mat changed since its last solve and solved no more gives its device memory back now
+    PetscInt nmat;
+    PetscCall(STGetNumMatrices(eps->st, &nmat));
+    if (nmat > 0) {
+      Mat A;
+      PetscCall(STGetMatrix(eps->st, 0, &A));
+      PetscCall(MatCUDALanczosDropStaleDeviceCopy(A));
+    }
+  }
   PetscFunctionReturn(0);
 }
 

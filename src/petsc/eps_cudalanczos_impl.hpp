@@ -39,11 +39,9 @@ struct EPS_CUDALANCZOS {
   // set up: the reorthogonalization in effect (reorthog, or the solver's choice; see EPSCUDALanczosSetReorthog)
   EPSCUDALanczosReorthog reorthog_eff = EPS_CUDALANCZOS_REORTHOG_FULL;
 
-  // the matrix on the device, rebuilt only when the Mat or its object state changes
+  // the operator on the device for this EPS's solves: the Mat's device copy (composed on the Mat, see
+  // mat_device_copy.cpp) or a CUDA MatShell's operator; null on the host or through STApply
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
-  Mat              op_mat   = nullptr;
-  PetscObjectState op_state = -1;
-  int              op_kernels = -1;
   // the CUDA backend of the last solve, reused while its operator and layout are the same: its stream,
   // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve
   std::shared_ptr<cudalanczos::Backend> backend_cache;
@@ -54,6 +52,7 @@ struct EPS_CUDALANCZOS {
   double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
+  std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
   int         device_used = -1; // the CUDA device of the last solve
   long        matvecs = 0, reductions = 0, full_passes = 0;
   long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
@@ -83,6 +82,15 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 /// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
 /// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);
+/// A's device copy (mat_device_copy.cpp) when it is current for these kernels and this device on every
+/// rank, else null (a stale copy is dropped first, so that the new upload does not sit beside it). Collective.
+PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op);
+/// Composes `op` on A as its device copy, made from A's present state; `bytes` is its device memory. Not collective.
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes);
+/// Drops A's device copy when A changed since it was made (EPSReset: a changed Mat solved no more). Not collective.
+PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
+/// The device copies composed on Mats of this process that are alive, and their device bytes.
+void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,

@@ -4,14 +4,22 @@
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
+#if defined(CUDALANCZOS_HAVE_CUDA)
+#include "cuda/upload.hpp"
+#endif
+
 extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS);
 
 static PetscBool registered = PETSC_FALSE;
 
+// PetscFinalize: the registration ends, and so does what the process made once for every solve.
 static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
 {
   PetscFunctionBegin;
   registered = PETSC_FALSE;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  cudalanczos::cuda::release_process_state();
+#endif
   PetscFunctionReturn(0);
 }
 

@@ -1,0 +1,176 @@
+// Staged host-to-device uploads (upload.hpp): host threads fill page-locked chunks, the copy engine
+// drains them, two chunks per thread so that filling one overlaps the copy of the other.
+#include "cuda/device_buffer.hpp"
+#include "cuda/upload.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cudalanczos::cuda {
+namespace {
+
+// A chunk is long enough that a copy's launch cost (a few microseconds) is lost in its transfer time
+// (about 80 us at 55 GB/s), and short enough that T threads x 2 chunks stay a small pinned footprint.
+constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
+// Below this an image goes through one plain cudaMemcpy: starting threads would cost more than it saves.
+constexpr std::size_t kDirectBytes = std::size_t(8) << 20;
+constexpr int kDefaultThreadCap = 8;
+
+struct Lane {
+  PinnedBuffer<unsigned char> chunk[2];
+  Event done[2]; // recorded after each chunk's copy: the chunk may be refilled once it completes
+  Stream stream;
+};
+
+// What the process keeps between uploads. One upload at a time (the mutex); lanes belong to `device`.
+struct Staging {
+  std::mutex mutex;
+  int device = -1;
+  std::vector<Lane> lanes;
+  std::atomic<std::size_t> pinned{0};
+};
+
+// Never destroyed: a static's destructor could run after the CUDA runtime has gone at exit.
+// release_process_state() empties it at PetscFinalize.
+Staging &staging()
+{
+  static Staging *s = new Staging;
+  return *s;
+}
+
+std::atomic<int> threads_wanted{0};
+
+int upload_threads()
+{
+  if (const int t = threads_wanted.load(); t > 0) return t;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, std::min(kDefaultThreadCap, cores));
+}
+
+// Lanes 0..count-1 for `device` (lanes of another device are dropped first).
+void ensure_lanes(Staging &s, int device, int count)
+{
+  if (s.device != device) {
+    s.lanes.clear();
+    s.pinned = 0;
+    s.device = device;
+  }
+  while (static_cast<int>(s.lanes.size()) < count) {
+    Lane lane;
+    for (int b = 0; b < 2; ++b) {
+      lane.chunk[b] = PinnedBuffer<unsigned char>(kChunkBytes, "upload staging chunk");
+      lane.done[b] = make_event();
+    }
+    lane.stream = make_stream();
+    s.lanes.push_back(std::move(lane));
+    s.pinned += 2 * kChunkBytes;
+  }
+}
+
+} // namespace
+
+void upload_image(void *dst, std::size_t bytes, const ImageFill &fill)
+{
+  if (bytes == 0) return;
+  if (bytes <= kDirectBytes) {
+    std::vector<unsigned char> image(bytes);
+    fill(0, bytes, image.data());
+    CUDALANCZOS_CHECK(cudaMemcpy(dst, image.data(), bytes, cudaMemcpyHostToDevice));
+    return;
+  }
+  Staging &s = staging();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  int device = 0;
+  CUDALANCZOS_CHECK(cudaGetDevice(&device));
+  const std::size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(upload_threads()), chunks));
+  ensure_lanes(s, device, threads);
+
+  // Thread t copies chunks t, t + threads, ...; its two chunk buffers alternate.
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+  const auto work = [&](int t) {
+    Lane &lane = s.lanes[static_cast<std::size_t>(t)];
+    try {
+      CUDALANCZOS_CHECK(cudaSetDevice(device)); // the current device is per thread
+      int k = 0;
+      for (std::size_t c = static_cast<std::size_t>(t); c < chunks; c += static_cast<std::size_t>(threads), ++k) {
+        const int b = k & 1;
+        CUDALANCZOS_CHECK(cudaEventSynchronize(lane.done[b].get())); // its previous copy has left the chunk
+        const std::size_t offset = c * kChunkBytes, length = std::min(kChunkBytes, bytes - offset);
+        fill(offset, length, lane.chunk[b].data());
+        CUDALANCZOS_CHECK(cudaMemcpyAsync(static_cast<unsigned char *>(dst) + offset, lane.chunk[b].data(), length,
+                                          cudaMemcpyHostToDevice, lane.stream.get()));
+        CUDALANCZOS_CHECK(cudaEventRecord(lane.done[b].get(), lane.stream.get()));
+      }
+      CUDALANCZOS_CHECK(cudaStreamSynchronize(lane.stream.get()));
+    } catch (...) {
+      errors[static_cast<std::size_t>(t)] = std::current_exception();
+      CUDALANCZOS_CHECK_NOTHROW(cudaStreamSynchronize(lane.stream.get())); // nothing may still read the chunks
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(static_cast<std::size_t>(threads - 1));
+  try {
+    for (int t = 1; t < threads; ++t) helpers.emplace_back(work, t);
+  } catch (...) { // no thread to be had: the calling thread does those lanes' chunks after its own
+    for (auto &h : helpers) h.join();
+    throw;
+  }
+  work(0);
+  for (auto &h : helpers) h.join();
+  for (auto &e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+void upload_bytes(void *dst, const void *src, std::size_t bytes)
+{
+  if (bytes <= kDirectBytes) {
+    if (bytes) CUDALANCZOS_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    return;
+  }
+  const auto *from = static_cast<const unsigned char *>(src);
+  upload_image(dst, bytes, [from](std::size_t offset, std::size_t length, unsigned char *out) {
+    std::memcpy(out, from + offset, length);
+  });
+}
+
+void upload_matrix(double *dst, std::size_t dst_ld, const double *src, std::size_t src_ld, std::size_t rows, std::size_t cols)
+{
+  if (dst_ld < rows || src_ld < rows) throw Error("upload_matrix: a leading dimension is below the row count");
+  if (dst_ld == rows && src_ld == rows) return upload_bytes(dst, src, rows * cols * sizeof(double));
+  // The image is dst_ld x cols doubles; a chunk may start and end inside a column.
+  upload_image(dst, dst_ld * cols * sizeof(double), [=](std::size_t offset, std::size_t length, unsigned char *out) {
+    std::size_t first = offset / sizeof(double); // offsets are multiples of 8: chunks are
+    const std::size_t end = first + length / sizeof(double);
+    auto *o = reinterpret_cast<double *>(out);
+    while (first < end) {
+      const std::size_t j = first / dst_ld, i = first % dst_ld;
+      const std::size_t n = std::min(dst_ld - i, end - first); // to the end of this column or of the chunk
+      const std::size_t real = i < rows ? std::min(rows - i, n) : 0;
+      if (real) std::memcpy(o, src + j * src_ld + i, real * sizeof(double));
+      std::fill(o + real, o + n, 0.0);
+      o += n;
+      first += n;
+    }
+  });
+}
+
+void set_upload_threads(int threads) { threads_wanted = std::max(0, threads); }
+
+std::size_t upload_staging_bytes() { return staging().pinned.load(); }
+
+void release_process_state() noexcept
+{
+  Staging &s = staging();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.lanes.clear(); // streams, events and pinned chunks, each released by its owner
+  s.pinned = 0;
+  s.device = -1;
+}
+
+} // namespace cudalanczos::cuda

@@ -1,0 +1,157 @@
+/*
+   The device copy of a Mat belongs to the Mat, as PETSc's own device copies do (the offload mask of
+   aijcusparse/densecuda): it is composed on the Mat, in a PetscContainer, so that MatDestroy frees it,
+   and it is current while the Mat's object state and nonzero state are those it was made from. Every
+   EPS on an unchanged Mat, the same one or a new one, finds it and uploads nothing.
+
+   A Mat holds one copy at a time. A copy made stale by a change (MatShift, MatScale, MatSetValues and
+   assembly, MatZeroEntries, a new nonzero pattern: each moves the object state) is dropped by the next
+   solve that sees it, before the new upload, or by EPSReset; a Mat that is never solved again keeps
+   its stale copy until it is destroyed. The process counts the copies alive and their bytes (-eps_view).
+*/
+#include "petsc/eps_cudalanczos_impl.hpp"
+
+#include <petsc/private/petscimpl.h>
+
+#include <atomic>
+#include <utility>
+
+namespace {
+
+const char kComposedName[] = "EPSCUDALanczosDeviceCopy";
+
+struct MatDeviceCopy {
+  PetscObjectState            state = -1, nonzero_state = -1;
+  int                         kernels = -1, device = -1;
+  std::shared_ptr<const void> op;
+  std::size_t                 bytes = 0;
+};
+
+std::atomic<std::size_t> copies_alive{0}, bytes_alive{0};
+
+void Forget(MatDeviceCopy *copy) noexcept
+{
+  if (!copy->op) return;
+  copies_alive -= 1;
+  bytes_alive -= copy->bytes;
+  copy->op.reset(); // the last owner frees the device memory here
+  copy->bytes = 0;
+}
+
+// The container's destructor (MatDestroy, or a new container composed in its place).
+#if PETSC_VERSION_GE(3, 23, 0)
+PetscErrorCode DestroyCopy(void *ctxp)
+{
+  auto **copy = static_cast<MatDeviceCopy **>(ctxp);
+  PetscFunctionBegin;
+  if (*copy) Forget(*copy);
+  PetscCallCXX(delete *copy);
+  *copy = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#else
+PetscErrorCode DestroyCopy(void *ctx)
+{
+  auto *copy = static_cast<MatDeviceCopy *>(ctx);
+  PetscFunctionBegin;
+  if (copy) Forget(copy);
+  PetscCallCXX(delete copy);
+  PetscFunctionReturn(0);
+}
+#endif
+
+PetscErrorCode Composed(Mat A, MatDeviceCopy **copy)
+{
+  PetscContainer container = nullptr;
+
+  PetscFunctionBegin;
+  *copy = nullptr;
+  PetscCall(PetscObjectQuery((PetscObject)A, kComposedName, (PetscObject *)&container));
+  if (container) PetscCall(PetscContainerGetPointer(container, (void **)copy));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode States(Mat A, PetscObjectState *state, PetscObjectState *nonzero_state)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, state));
+  PetscCall(MatGetNonzeroState(A, nonzero_state));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op)
+{
+  MatDeviceCopy   *copy;
+  PetscObjectState state, nonzero_state;
+  PetscBool        current;
+
+  PetscFunctionBegin;
+  PetscCallCXX(op->reset());
+  PetscCall(Composed(A, &copy));
+  PetscCall(States(A, &state, &nonzero_state));
+  current = copy && copy->op && copy->state == state && copy->nonzero_state == nonzero_state && copy->kernels == kernels &&
+                    copy->device == device
+              ? PETSC_TRUE
+              : PETSC_FALSE;
+  // Every rank must agree: a distributed upload is collective.
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &current, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  if (current) PetscCallCXX(*op = copy->op);
+  else if (copy) Forget(copy); // before the caller uploads anew: one copy per Mat on the device at a time
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes)
+{
+  MatDeviceCopy *copy;
+
+  PetscFunctionBegin;
+  PetscCall(Composed(A, &copy));
+  if (!copy) {
+    PetscContainer container;
+    PetscCallCXX(copy = new MatDeviceCopy);
+    PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
+    PetscCall(PetscContainerSetPointer(container, copy));
+#if PETSC_VERSION_GE(3, 23, 0)
+    PetscCall(PetscContainerSetCtxDestroy(container, DestroyCopy));
+#else
+    PetscCall(PetscContainerSetUserDestroy(container, DestroyCopy));
+#endif
+    PetscCall(PetscObjectCompose((PetscObject)A, kComposedName, (PetscObject)container));
+    PetscCall(PetscContainerDestroy(&container)); // the Mat holds the only reference now
+  }
+  Forget(copy);
+  // The states after composing: PetscObjectCompose leaves the Mat's state as it was, but read it here,
+  // where the copy starts to stand for the Mat.
+  PetscCall(States(A, &copy->state, &copy->nonzero_state));
+  copy->kernels = kernels;
+  copy->device  = device;
+  copy->bytes   = bytes;
+  PetscCallCXX(copy->op = std::move(op));
+  if (copy->op) {
+    copies_alive += 1;
+    bytes_alive += bytes;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A)
+{
+  MatDeviceCopy   *copy;
+  PetscObjectState state, nonzero_state;
+
+  PetscFunctionBegin;
+  if (!A) PetscFunctionReturn(0);
+  PetscCall(Composed(A, &copy));
+  if (!copy || !copy->op) PetscFunctionReturn(0);
+  PetscCall(States(A, &state, &nonzero_state));
+  if (copy->state != state || copy->nonzero_state != nonzero_state) Forget(copy);
+  PetscFunctionReturn(0);
+}
+
+void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes)
+{
+  *count = copies_alive.load();
+  *bytes = bytes_alive.load();
+}

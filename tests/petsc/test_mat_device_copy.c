@@ -1,0 +1,270 @@
+/*
+   The device copy belongs to the Mat (src/petsc/mat_device_copy.cpp): a Mat changed in place after a
+   solve must be seen by the next solve, on the same EPS after EPSSetOperators (SLEPc's contract) and on
+   a new EPS, for each kind of change: MatShift, MatScale, MatSetValues with assembly, MatZeroEntries,
+   a new nonzero pattern. Also: two EPS sharing one Mat, a host Mat and (with a CUDA PETSc) a device
+   Mat in one program, and, on the CUDA backend, the bytes each solve uploads (a new EPS on an unchanged
+   Mat: 0) and the device memory MatDestroy gives back. Every eigenvalue is compared with SLEPc's
+   krylovschur on the same Mat.
+
+   Options: -eps_cudalanczos_backend host|cuda (CI passes host), -n N (default 400).
+*/
+#include "test_support.h"
+
+#if defined(CUDALANCZOS_TEST_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+static PetscInt n = 400;
+static const PetscInt nev = 3;
+
+/* A tridiagonal matrix with a varying diagonal (distinct eigenvalues), AIJ (or dense) over the ranks. */
+static PetscErrorCode BuildMatrix(MatType type, Mat *A)
+{
+  PetscInt i, rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, type));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) {
+    PetscCall(MatSetValue(*A, i, i, 2.0 + (PetscReal)i / n, INSERT_VALUES));
+    if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
+    if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* The nev largest eigenvalues of A by krylovschur, the reference. */
+static PetscErrorCode Reference(Mat A, PetscReal *lambda)
+{
+  EPS      eps;
+  PetscInt i, nconv;
+
+  PetscFunctionBeginUser;
+  PetscCall(CreateEPS(A, EPS_HEP, EPSKRYLOVSCHUR, &eps));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(EPSSetTolerances(eps, 1e-12, 10000));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCheck(nconv >= nev, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "krylovschur converged %" PetscInt_FMT " of %" PetscInt_FMT, nconv, nev);
+  for (i = 0; i < nev; ++i) PetscCall(EPSGetEigenvalue(eps, i, &lambda[i], NULL));
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+
+/* A cudalanczos EPS on A (options from the command line: the backend), nev largest. */
+static PetscErrorCode CreateSolver(Mat A, EPS *eps)
+{
+  PetscFunctionBeginUser;
+  PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, eps));
+  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetWhichEigenpairs(*eps, EPS_LARGEST_REAL));
+  PetscCall(EPSSetTolerances(*eps, 1e-10, 10000));
+  PetscCall(EPSSetFromOptions(*eps));
+  PetscFunctionReturn(0);
+}
+
+/* Whether the last solve ran on the CUDA backend, and the matrix bytes it uploaded (-eps_view). */
+static PetscErrorCode Uploaded(EPS eps, PetscBool *on_cuda, long *bytes)
+{
+  char      line[512];
+  PetscBool found;
+
+  PetscFunctionBeginUser;
+  PetscCall(ViewLine(eps, "backend used: cuda", NULL, 0, on_cuda));
+  *bytes = -1;
+  PetscCall(ViewLine(eps, "matrix bytes uploaded by the last solve:", line, sizeof(line), &found));
+  if (found) *bytes = atol(line + strlen("matrix bytes uploaded by the last solve:"));
+  PetscFunctionReturn(0);
+}
+
+/* Solves eps and checks its nev values against krylovschur on A; `upload` is what the CUDA backend must
+   report: 1 = some bytes, 0 = none, -1 = don't check. */
+static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload)
+{
+  PetscReal ref[8], err = 0;
+  PetscInt  i, nconv;
+  PetscBool on_cuda;
+  long      bytes;
+  char      detail[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Reference(A, ref));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  for (i = 0; i < PetscMin(nconv, nev); ++i) {
+    PetscScalar l;
+    PetscCall(EPSGetEigenvalue(eps, i, &l, NULL));
+    err = PetscMax(err, PetscAbsReal(PetscRealPart(l) - ref[i]) / PetscAbsReal(ref[i]));
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " converged, largest relative error %.2e against krylovschur", nconv, (double)err));
+  PetscCall(Check((PetscBool)(nconv >= nev && err < 1e-8), what, detail));
+  PetscCall(Uploaded(eps, &on_cuda, &bytes));
+  if (on_cuda && upload >= 0) {
+    char name[256];
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: %s", what, upload ? "the changed Mat is uploaded" : "nothing uploaded"));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "%ld bytes", bytes));
+    PetscCall(Check((PetscBool)(upload ? bytes > 0 : bytes == 0), name, detail));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Each change in place, seen by the same EPS after EPSSetOperators and by a new EPS. */
+static PetscErrorCode ChangesAreSeen(MatType type)
+{
+  const char *changes[] = {"MatShift", "MatScale", "MatSetValues", "MatZeroEntries", "new nonzero pattern"};
+  PetscInt    c;
+
+  PetscFunctionBeginUser;
+  for (c = 0; c < 5; ++c) {
+    Mat  A;
+    EPS  eps, other;
+    char name[256];
+    PetscCall(BuildMatrix(type, &A));
+    PetscCall(CreateSolver(A, &eps));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: first solve", type, changes[c]));
+    PetscCall(SolveAndCheck(eps, A, name, 1));
+    PetscCall(CreateSolver(A, &other));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS on the unchanged Mat", type, changes[c]));
+    PetscCall(SolveAndCheck(other, A, name, 0));
+    PetscCall(EPSDestroy(&other));
+    switch (c) {
+    case 0: PetscCall(MatShift(A, 3.0)); break;
+    case 1: PetscCall(MatScale(A, -0.5)); break;
+    case 2: { /* the last diagonal entry lifted: a new largest eigenvalue */
+      PetscInt rstart, rend;
+      PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+      if (rend == n) PetscCall(MatSetValue(A, n - 1, n - 1, 10.0, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    } break;
+    case 3: { /* zeroed, then another diagonal put back in the same pattern */
+      PetscInt rstart, rend, i;
+      PetscCall(MatZeroEntries(A));
+      PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+      for (i = rstart; i < rend; ++i) PetscCall(MatSetValue(A, i, i, 1.0 + (PetscReal)(i % 7) + (PetscReal)i / n, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    } break;
+    case 4: { /* a symmetric pair of new entries far from the diagonal */
+      PetscInt rstart, rend;
+      PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+      PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+      if (rstart == 0) PetscCall(MatSetValue(A, 0, n - 1, 4.0, INSERT_VALUES));
+      if (rend == n) PetscCall(MatSetValue(A, n - 1, 0, 4.0, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    } break;
+    }
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: the same EPS after EPSSetOperators", type, changes[c]));
+    PetscCall(SolveAndCheck(eps, A, name, 1));
+    PetscCall(CreateSolver(A, &other));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS", type, changes[c]));
+    PetscCall(SolveAndCheck(other, A, name, 0));
+    PetscCall(EPSDestroy(&other));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Two EPS on one Mat, solving in turn: every solve right, only the first uploads. */
+static PetscErrorCode TwoSolversShareAMat(void)
+{
+  Mat A;
+  EPS e1, e2;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildMatrix(MATAIJ, &A));
+  PetscCall(CreateSolver(A, &e1));
+  PetscCall(CreateSolver(A, &e2));
+  PetscCall(SolveAndCheck(e1, A, "two EPS on one Mat: the first", 1));
+  PetscCall(SolveAndCheck(e2, A, "two EPS on one Mat: the second", 0));
+  PetscCall(SolveAndCheck(e1, A, "two EPS on one Mat: the first again", 0));
+  PetscCall(EPSDestroy(&e1));
+  PetscCall(SolveAndCheck(e2, A, "two EPS on one Mat: the second after the first is gone", 0));
+  PetscCall(EPSDestroy(&e2));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* A host Mat and, with a CUDA PETSc, a device Mat of the same matrix in one program. */
+static PetscErrorCode HostAndDeviceMats(void)
+{
+  Mat A, D;
+  EPS ea, ed;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildMatrix(MATAIJ, &A));
+#if defined(PETSC_HAVE_CUDA)
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
+#else
+  PetscCall(MatConvert(A, MATDENSE, MAT_INITIAL_MATRIX, &D)); /* no device Mats in this PETSc: another host type */
+#endif
+  PetscCall(CreateSolver(A, &ea));
+  PetscCall(CreateSolver(D, &ed));
+  PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat", -1));
+  PetscCall(SolveAndCheck(ed, D, "host and device Mats: the other", -1));
+  PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat again", 0));
+  PetscCall(EPSDestroy(&ea));
+  PetscCall(EPSDestroy(&ed));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&D));
+  PetscFunctionReturn(0);
+}
+
+#if defined(CUDALANCZOS_TEST_CUDA)
+/* On the CUDA backend: MatDestroy gives the Mat's device copy back (the EPS already gone). */
+static PetscErrorCode MatDestroyFreesTheCopy(void)
+{
+  Mat       A;
+  EPS       eps;
+  PetscBool on_cuda;
+  long      bytes;
+  size_t    free_before, free_after, total;
+  char      detail[256];
+  PetscInt  keep = n;
+
+  PetscFunctionBeginUser;
+  n = 3000; /* dense: 72 MB, far above what the allocator's granularity could hide */
+  PetscCall(BuildMatrix(MATDENSE, &A));
+  PetscCall(CreateSolver(A, &eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(Uploaded(eps, &on_cuda, &bytes));
+  PetscCall(EPSDestroy(&eps));
+  if (on_cuda) {
+    PetscCheck(cudaMemGetInfo(&free_before, &total) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaMemGetInfo failed");
+    PetscCall(MatDestroy(&A));
+    PetscCheck(cudaMemGetInfo(&free_after, &total) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaMemGetInfo failed");
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "copy of %ld bytes; %.1f MB given back", bytes, (double)((long long)free_after - (long long)free_before) / 1e6));
+    PetscCall(Check((PetscBool)(bytes > 0 && (long long)free_after - (long long)free_before >= (long long)(0.9 * bytes)), "MatDestroy gives the device copy back", detail));
+  } else PetscCall(MatDestroy(&A));
+  n = keep;
+  PetscFunctionReturn(0);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(ChangesAreSeen(MATAIJ));
+  PetscCall(ChangesAreSeen(MATDENSE));
+  PetscCall(TwoSolversShareAMat());
+  PetscCall(HostAndDeviceMats());
+#if defined(CUDALANCZOS_TEST_CUDA)
+  PetscCall(MatDestroyFreesTheCopy());
+#endif
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
+  PetscCall(SlepcFinalize());
+  return failures ? 1 : 0;
+}
