@@ -296,7 +296,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
     }
   }
   PetscBool failed = failure.empty() ? PETSC_FALSE : PETSC_TRUE, any;
-  PetscCall(MPIU_Allreduce(&failed, &any, 1, MPIU_BOOL, MPI_LOR, comm));
+  PetscCall(MPIU_Allreduce(&failed, &any, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, comm));
   PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_LIB, "Uploading this rank's rows to the GPU failed: %s", failure.c_str());
   PetscCheck(!any, comm, PETSC_ERR_LIB, "Uploading the matrix to the GPUs failed on another rank");
   *out = std::static_pointer_cast<const cuda::DeviceOperator>(op);

@@ -121,7 +121,7 @@ PetscErrorCode MatCreateCUDALanczos(Mat A, Mat *S)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
-  PetscValidPointer(S, 2);
+  PetscAssertPointer(S, 2);
 #if defined(CUDALANCZOS_HAVE_CUDA)
   MPI_Comm  comm = PetscObjectComm((PetscObject)A);
   PetscBool isdense, isaij;
@@ -170,7 +170,7 @@ PetscErrorCode MatCreateCUDALanczos(Mat A, Mat *S)
 PetscErrorCode MatCreateCUDALanczosShell(MPI_Comm comm, PetscInt n, PetscInt N, MatCUDALanczosDeviceMult mult, void *ctx, Mat *S)
 {
   PetscFunctionBegin;
-  PetscValidPointer(S, 6);
+  PetscAssertPointer(S, 6);
 #if defined(CUDALANCZOS_HAVE_CUDA)
   PetscCall(CheckOneProcessWithDevice(comm, "MatCreateCUDALanczosShell"));
   PetscCheck(n == N && n >= 0, comm, PETSC_ERR_ARG_SIZ, "MatCreateCUDALanczosShell: n (%" PetscInt_FMT ") must equal N (%" PetscInt_FMT ") on one process", n, N);

@@ -165,7 +165,7 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use)
              "host or auto");
 #endif
   // Every rank must take the same path: the reductions of the two backends are the same, but keep it simple.
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, use, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, use, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
   PetscFunctionReturn(0);
 }
 

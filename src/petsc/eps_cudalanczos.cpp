@@ -81,6 +81,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     eps->which = target ? EPS_TARGET_MAGNITUDE : EPS_LARGEST_MAGNITUDE;
   }
   PetscCall(ToWhich(eps, &which));
+  if (eps->nev == 0) eps->nev = 1; // SLEPc >= 3.22 leaves nev 0 until set-up; 3.18 starts at 1
   PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
 
@@ -96,23 +97,23 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
                "-eps_cudalanczos_variant thick-restart for more",
                eps->nev);
     // The thesis keeps every Lanczos vector: ncv is the most steps it may take.
-    if (eps->ncv == PETSC_DEFAULT) eps->ncv = PetscMin(neff, 128);
+    if (eps->ncv == kEPSUnset) eps->ncv = PetscMin(neff, 128);
     PetscCheck(eps->ncv >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "ncv must be at least 1");
-    if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
-    if (eps->max_it == PETSC_DEFAULT) eps->max_it = eps->ncv;
+    if (eps->mpd == kEPSUnset) eps->mpd = eps->ncv;
+    if (eps->max_it == kEPSUnset) eps->max_it = eps->ncv;
     ctx->reorthog_eff = EPS_CUDALANCZOS_REORTHOG_NONE;
   } else {
     // SLEPc's Krylov defaults (EPSSetDimensions_Default, which is not exported). An ncv this EPS chose
     // at an earlier set-up counts as chosen again: the basis may grow from it (EPSCUDALanczosSetNcvMax).
-    const bool chosen = (eps->ncv == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen)) &&
-                        (eps->mpd == PETSC_DEFAULT || (ctx->ncv_chosen > 0 && eps->mpd == ctx->mpd_chosen));
-    if (chosen) eps->ncv = eps->mpd = PETSC_DEFAULT;
-    if (ctx->block_size == PETSC_DEFAULT && eps->ncv == PETSC_DEFAULT && eps->mpd == PETSC_DEFAULT)
+    const bool chosen = (eps->ncv == kEPSUnset || (ctx->ncv_chosen > 0 && eps->ncv == ctx->ncv_chosen)) &&
+                        (eps->mpd == kEPSUnset || (ctx->ncv_chosen > 0 && eps->mpd == ctx->mpd_chosen));
+    if (chosen) eps->ncv = eps->mpd = kEPSUnset;
+    if (ctx->block_size == PETSC_DEFAULT && eps->ncv == kEPSUnset && eps->mpd == kEPSUnset)
       PetscCall(EPSCUDALanczosChooseBlockSize(eps, isshift));
-    if (eps->ncv != PETSC_DEFAULT) {
+    if (eps->ncv != kEPSUnset) {
       PetscCheck(eps->ncv >= eps->nev + 1 || (eps->ncv == eps->nev && eps->ncv == neff), PetscObjectComm((PetscObject)eps),
                  PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
-    } else if (eps->mpd != PETSC_DEFAULT) {
+    } else if (eps->mpd != kEPSUnset) {
       eps->ncv = PetscMin(neff, eps->nev + eps->mpd);
     } else {
       eps->ncv = eps->nev < 500 ? PetscMin(neff, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(neff, eps->nev + 500);
@@ -125,10 +126,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     // An mpd beyond the problem size is clamped as EPSSetUp clamps ncv: it is what a default mpd
     // from an earlier, larger operator (EPSSetOperators with a smaller matrix) left behind.
     if (eps->mpd > neff) eps->mpd = neff;
-    if (eps->mpd == PETSC_DEFAULT) eps->mpd = eps->ncv;
+    if (eps->mpd == kEPSUnset) eps->mpd = eps->ncv;
     PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
-    if (eps->max_it == PETSC_DEFAULT) eps->max_it = PetscMax(100, 2 * neff / eps->ncv);
+    if (eps->max_it == kEPSUnset) eps->max_it = PetscMax(100, 2 * neff / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
     if (ctx->block_eff > 1) {
@@ -294,7 +295,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)ctx->ncv_limit;
   s.block_size          = (int)ctx->block_eff;
-  s.tol                 = eps->tol == PETSC_DEFAULT ? SLEPC_DEFAULT_TOL : eps->tol;
+  s.tol                 = eps->tol == kEPSUnset ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
@@ -423,7 +424,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, CUDALanczosOptionItems PetscOptionsObject)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscBool        flg, b;

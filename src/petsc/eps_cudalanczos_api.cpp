@@ -2,7 +2,7 @@
    Public setters and getters of EPSCUDALANCZOS. Each forwards to the composed "_C" function attached by
    EPSCreate_CUDALanczos (PetscTryMethod), so calling it on another EPS type is a no-op, as in SLEPc.
 */
-#include <slepccudalanczos.h>
+#include "petsc/eps_cudalanczos_impl.hpp"
 #include <slepc/private/epsimpl.h>
 
 #include <string>
@@ -74,7 +74,7 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetVariant_C", (EPS, EPSCUDALanczosVariant *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -141,7 +141,7 @@ PetscErrorCode EPSCUDALanczosGetReorthog(EPS eps, EPSCUDALanczosReorthog *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetReorthog_C", (EPS, EPSCUDALanczosReorthog *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -195,7 +195,7 @@ PetscErrorCode EPSCUDALanczosGetBackend(EPS eps, EPSCUDALanczosBackend *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetBackend_C", (EPS, EPSCUDALanczosBackend *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -249,7 +249,7 @@ PetscErrorCode EPSCUDALanczosGetKernels(EPS eps, EPSCUDALanczosKernels *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetKernels_C", (EPS, EPSCUDALanczosKernels *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -301,7 +301,7 @@ PetscErrorCode EPSCUDALanczosGetDevice(EPS eps, PetscInt *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetDevice_C", (EPS, PetscInt *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -355,7 +355,7 @@ PetscErrorCode EPSCUDALanczosGetCheckSymmetry(EPS eps, PetscBool *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetCheckSymmetry_C", (EPS, PetscBool *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -416,7 +416,7 @@ PetscErrorCode EPSCUDALanczosGetVerify(EPS eps, PetscBool *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetVerify_C", (EPS, PetscBool *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -477,7 +477,7 @@ PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidIntPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetNcvMax_C", (EPS, PetscInt *), (eps, value));
   PetscFunctionReturn(0);
 }
@@ -502,7 +502,7 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidPointer(name, 2);
+  PetscAssertPointer(name, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetBackendInUse_C", (EPS, const char **), (eps, name));
   PetscFunctionReturn(0);
 }
@@ -574,7 +574,7 @@ PetscErrorCode EPSCUDALanczosGetBlockSize(EPS eps, PetscInt *value)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
-  PetscValidIntPointer(value, 2);
+  PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetBlockSize_C", (EPS, PetscInt *), (eps, value));
   PetscFunctionReturn(0);
 }

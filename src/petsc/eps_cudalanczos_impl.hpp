@@ -9,6 +9,33 @@
 #include <memory>
 #include <string>
 
+// PETSc 3.22 made PetscOptionItems a pointer type: SetFromOptions takes (EPS, PetscOptionItems) there,
+// (EPS, PetscOptionItems *) before.
+#if PETSC_VERSION_GE(3, 22, 0)
+using CUDALanczosOptionItems = PetscOptionItems;
+#else
+using CUDALanczosOptionItems = PetscOptionItems *;
+#endif
+
+// Names that changed between PETSc 3.18 (Debian) and current releases, spelled the current way.
+#if !PETSC_VERSION_GE(3, 20, 0)
+#define PetscAssertPointer(h, arg) PetscValidPointer(h, arg)
+#endif
+#if PETSC_VERSION_GE(3, 24, 0)
+#define CUDALANCZOS_MPI_BOOL MPI_C_BOOL
+#else
+#define CUDALANCZOS_MPI_BOOL MPIU_BOOL
+#endif
+
+// What SLEPc stores in eps->ncv, mpd, max_it and tol while the user leaves them to the solver:
+// PETSC_DEFAULT up to 3.21, PETSC_DETERMINE since 3.22 (where PETSC_DEFAULT became PETSC_CURRENT,
+// "keep the value").
+#if SLEPC_VERSION_GE(3, 22, 0)
+inline constexpr PetscInt kEPSUnset = PETSC_DETERMINE;
+#else
+inline constexpr PetscInt kEPSUnset = PETSC_DEFAULT;
+#endif
+
 extern PetscLogEvent EPS_CUDALanczos_Setup, EPS_CUDALanczos_Upload, EPS_CUDALanczos_Iterate, EPS_CUDALanczos_Vectors;
 
 /// y = op(x) on the host through STApply, on Vecs placed over the backend's local arrays.

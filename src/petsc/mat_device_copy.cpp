@@ -96,7 +96,7 @@ PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::
               ? PETSC_TRUE
               : PETSC_FALSE;
   // Every rank must agree: a distributed upload is collective.
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &current, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &current, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
   if (current) PetscCallCXX(*op = copy->op);
   else if (copy) Forget(copy); // before the caller uploads anew: one copy per Mat on the device at a time
   PetscFunctionReturn(0);

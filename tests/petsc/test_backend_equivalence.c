@@ -107,7 +107,7 @@ static PetscErrorCode SolveWith(Mat A, EPSCUDALanczosBackend backend, EPSCUDALan
 
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, which));
   PetscCall(EPSSetTolerances(eps, 1e-10, 10000));
   PetscCall(EPSCUDALanczosSetBackend(eps, backend));

@@ -79,7 +79,7 @@ static PetscErrorCode RunSolve(Mat A, const Solve *s, PetscInt *nconv, PetscReal
 
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, s->type, &eps));
-  PetscCall(EPSSetDimensions(eps, s->nev, s->ncv ? s->ncv : PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, s->nev, s->ncv ? s->ncv : PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, s->which));
   PetscCall(EPSSetTolerances(eps, s->tol ? s->tol : 1e-10, 5000));
   if (s->which == EPS_TARGET_MAGNITUDE || s->which == EPS_TARGET_REAL) PetscCall(EPSSetTarget(eps, s->target));
@@ -156,7 +156,7 @@ static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSPr
   PetscCall(EPSCUDALanczosSetVariant(eps, variant));
   if (backend) PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
   if (kind == NONSYMMETRIC) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
-  PetscCall(EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, ncv, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, which));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = EPSSolve(eps);
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
       PetscInt               nconv;
       char                   text[256], detail[384];
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-      PetscCall(EPSSetDimensions(eps, cases[c].mode == 3 ? 1 : 3, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, cases[c].mode == 3 ? 1 : 3, PETSC_DETERMINE, PETSC_DETERMINE));
       if (cases[c].mode == 1) PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
       if (cases[c].mode == 2) { /* CG + Jacobi: runs on any number of ranks */
         ST  st;
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
     for (int small = 0; small <= 1; ++small) {
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-      PetscCall(EPSSetDimensions(eps, 4, small ? 20 : PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, 4, small ? 20 : PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSCUDALanczosSetBlockSize(eps, small ? 16 : 4));
       PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs));
       PetscCall(EPSSolve(eps));
@@ -340,7 +340,7 @@ int main(int argc, char **argv)
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       if (bad == 0) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
       if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
-      if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DEFAULT));
+      if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DETERMINE));
       PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
       ierr = EPSCUDALanczosSetBlockSize(eps, bad == 3 ? 0 : bad == 2 ? 4 : 2);
       if (!ierr) ierr = EPSSolve(eps);
@@ -367,7 +367,7 @@ int main(int argc, char **argv)
     for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
       EPS eps;
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-      PetscCall(EPSSetDimensions(eps, 10, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, 10, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
       PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
       if (forced) PetscCall(EPSCUDALanczosSetBlockSize(eps, 1));
@@ -486,7 +486,7 @@ int main(int argc, char **argv)
     char      detail[128];
     PetscCall(BuildMatrix(LAPLACIAN_1D, 150, &A));
     PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-    PetscCall(EPSSetDimensions(eps, 4, 40, PETSC_DEFAULT));
+    PetscCall(EPSSetDimensions(eps, 4, 40, PETSC_DETERMINE));
     PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
     PetscCall(EPSSetWhichEigenpairs(eps, smallest ? EPS_SMALLEST_REAL : EPS_LARGEST_REAL));
     PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
@@ -540,7 +540,7 @@ int main(int argc, char **argv)
       PetscInt  got;
       PetscReal *out = t ? ours : ref;
       PetscCall(CreateEPS(A, EPS_HEP, types[t], &eps));
-      PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
       PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
       PetscCall(EPSSetDeflationSpace(eps, nd, z));
@@ -599,7 +599,7 @@ int main(int argc, char **argv)
     PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
     PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
-    if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DEFAULT));
+    if (mode == 1) PetscCall(EPSSetDimensions(eps, 1, 16, PETSC_DETERMINE));
     if (mode == 2) PetscCall(EPSCUDALanczosSetNcvMax(eps, 16));
     if (mode == 3) PetscCall(EPSCUDALanczosSetNcvMax(eps, PETSC_DECIDE));
     PetscCall(EPSCUDALanczosGetNcvMax(eps, &limit));

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
   PetscCall(EPSSetOperators(eps, A, NULL));
   PetscCall(EPSSetProblemType(eps, EPS_HEP));
   PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-8, 1000));
   PetscCall(EPSSetFromOptions(eps));

@@ -47,7 +47,7 @@ static PetscErrorCode Reference(Mat A, PetscReal *lambda)
 
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, EPSKRYLOVSCHUR, &eps));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-12, 10000));
   PetscCall(EPSSolve(eps));
@@ -63,7 +63,7 @@ static PetscErrorCode CreateSolver(Mat A, EPS *eps)
 {
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, eps));
-  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(*eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(*eps, 1e-10, 10000));
   PetscCall(EPSSetFromOptions(*eps));
@@ -203,11 +203,15 @@ static PetscErrorCode HostAndDeviceMats(void)
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(MATAIJ, &A));
-#if defined(PETSC_HAVE_CUDA)
-  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
-#else
-  PetscCall(MatConvert(A, MATDENSE, MAT_INITIAL_MATRIX, &D)); /* no device Mats in this PETSc: another host type */
+  int devices = 0;
+#if defined(CUDALANCZOS_TEST_CUDA)
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
 #endif
+#if defined(PETSC_HAVE_CUDA)
+  if (devices > 0) PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
+  else
+#endif
+    PetscCall(MatConvert(A, MATDENSE, MAT_INITIAL_MATRIX, &D)); /* no device Mats here: another host type */
   PetscCall(CreateSolver(A, &ea));
   PetscCall(CreateSolver(D, &ed));
   PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat", -1));

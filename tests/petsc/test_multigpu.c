@@ -167,7 +167,7 @@ static PetscErrorCode Solve(Mat A, EPSType type, PetscInt nev, PetscInt *nconv, 
 
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, type, &eps));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
   PetscCall(EPSSetFromOptions(eps));

@@ -69,7 +69,7 @@ static PetscErrorCode NewEPS(Mat A, PetscInt nev, EPS *eps)
 {
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, eps));
-  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(*eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(*eps, 1e-10, 5000));
   PetscCall(EPSSetFromOptions(*eps)); /* picks up -eps_cudalanczos_backend host from the command line */
@@ -91,7 +91,7 @@ static PetscErrorCode SolveAndCheck(EPS eps, PetscInt nev, const PetscReal *expe
   PetscCall(PetscPopErrorHandler());
   if (ierr) {
     const char *text;
-    char       *specific = NULL;
+    TEST_ERROR_TEXT specific = NULL;
     PetscCall(PetscErrorMessage(ierr, &text, &specific));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "EPSSolve failed with error %d: %s", (int)ierr, specific ? specific : (text ? text : "")));
     PetscCall(Check(PETSC_FALSE, name, detail));
@@ -119,7 +119,7 @@ static PetscErrorCode Reference(Mat A, PetscInt nev, PetscReal *ref)
 
   PetscFunctionBeginUser;
   PetscCall(CreateEPS(A, EPS_HEP, EPSKRYLOVSCHUR, &eps));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-12, 5000));
   PetscCall(EPSSolve(eps));
@@ -138,7 +138,7 @@ static PetscErrorCode Reference(Mat A, PetscInt nev, PetscReal *ref)
 static PetscErrorCode ExpectFailure(PetscErrorCode ierr, const char *name, const char *keyword)
 {
   const char *text     = NULL;
-  char       *specific = NULL;
+  TEST_ERROR_TEXT specific = NULL;
   char        detail[768];
 
   PetscFunctionBeginUser;
@@ -268,13 +268,13 @@ static PetscErrorCode ErrorCases(void)
         PetscCall(VecAssemblyBegin(z[k]));
         PetscCall(VecAssemblyEnd(z[k]));
       }
-      if (c == 1) PetscCall(EPSSetDimensions(eps, n - 1, PETSC_DEFAULT, PETSC_DEFAULT));
+      if (c == 1) PetscCall(EPSSetDimensions(eps, n - 1, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetDeflationSpace(eps, counts[c], z));
       for (PetscInt k = 0; k < counts[c]; ++k) PetscCall(VecDestroy(&z[k]));
       PetscCall(PetscFree(z));
       PetscCall(TrySolve(eps, &ierr));
       PetscCall(ExpectFailure(ierr, names[c], keys[c]));
-      PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetDeflationSpace(eps, 0, NULL));
       PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves without it"));
       PetscCall(EPSDestroy(&eps));
@@ -284,7 +284,7 @@ static PetscErrorCode ErrorCases(void)
   /* nev = 0: SLEPc's EPSSetDimensions refuses it. */
   PetscCall(NewEPS(A, nev, &eps));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = EPSSetDimensions(eps, 0, PETSC_DEFAULT, PETSC_DEFAULT);
+  ierr = EPSSetDimensions(eps, 0, PETSC_DETERMINE, PETSC_DETERMINE);
   PetscCall(PetscPopErrorHandler());
   PetscCall(ExpectFailure(ierr, "nev = 0 is refused", "nev"));
   PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the same EPS solves with nev 3"));
@@ -311,10 +311,10 @@ static PetscErrorCode ErrorCases(void)
 
   /* ncv < nev. */
   PetscCall(NewEPS(A, 5, &eps));
-  PetscCall(EPSSetDimensions(eps, 5, 3, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, 5, 3, PETSC_DETERMINE));
   PetscCall(TrySolve(eps, &ierr));
   PetscCall(ExpectFailure(ierr, "ncv < nev (nev 5, ncv 3) is refused", "ncv"));
-  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(SolveAndCheck(eps, 5, expected, 1e-10, "  then the default ncv on the same EPS solves"));
   PetscCall(EPSDestroy(&eps));
 
@@ -585,9 +585,9 @@ static PetscErrorCode ReuseCases(void)
       Mat            C;
       const PetscInt m = sizes[k], want = PetscMin(nev, m);
       PetscCall(Laplacian(m, &C));
-      if (before[k]) PetscCall(EPSSetDimensions(eps, want, PETSC_DEFAULT, PETSC_DEFAULT));
+      if (before[k]) PetscCall(EPSSetDimensions(eps, want, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetOperators(eps, C, NULL));
-      if (!before[k] && m < nev) PetscCall(EPSSetDimensions(eps, want, PETSC_DEFAULT, PETSC_DEFAULT));
+      if (!before[k] && m < nev) PetscCall(EPSSetDimensions(eps, want, PETSC_DETERMINE, PETSC_DETERMINE));
       for (i = 0; i < want; ++i) expected[i] = m == 1 ? 2.0 : LaplacianLargest(m, i);
       PetscCall(PetscSNPrintf(name, sizeof(name), "reuse: EPSSetOperators with a %" PetscInt_FMT "x%" PetscInt_FMT " Laplacian%s", m, m,
                               before[k] ? " (after EPSSetDimensions)" : " (on the solved EPS)"));
@@ -611,11 +611,11 @@ static PetscErrorCode ReuseCases(void)
     PetscCall(NewEPS(C, nev, &eps));
     PetscCall(SolveAndCheck(eps, nev, three, 1e-12, "all-equal eigenvalues 3*I n=60, 4 largest"));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_SMALLEST_REAL));
-    PetscCall(EPSSetDimensions(eps, 8, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(EPSSetDimensions(eps, 8, PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(SolveAndCheck(eps, 8, three, 1e-12, "all-equal eigenvalues 3*I n=60, 8 smallest"));
     PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
     PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
-    PetscCall(EPSSetDimensions(eps, 1, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(EPSSetDimensions(eps, 1, PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(SolveAndCheck(eps, 1, three, 1e-12, "all-equal eigenvalues 3*I n=60, thesis variant"));
     PetscCall(EPSDestroy(&eps));
     PetscCall(MatDestroy(&C));

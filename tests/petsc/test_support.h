@@ -12,6 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Spelled as each PETSc release wants: Debian's 3.18 and current ones */
+#if PETSC_VERSION_GE(3, 24, 0)
+#define TEST_MPI_BOOL MPI_C_BOOL
+#else
+#define TEST_MPI_BOOL MPIU_BOOL
+#endif
+#if PETSC_VERSION_GE(3, 19, 0)
+typedef const char *TEST_ERROR_TEXT; /* PetscErrorMessage's specific message */
+#else
+typedef char *TEST_ERROR_TEXT;
+#endif
+
 static int failures = 0, checks = 0;
 
 /* One "ok N - name: detail" or "not ok N - ..." line; counts failures for TestSummary(). */
@@ -82,7 +94,7 @@ static inline PetscErrorCode ViewLine(EPS eps, const char *needle, char *text, s
     fclose(f);
     unlink(path);
   }
-  PetscCallMPI(MPI_Bcast(found, 1, MPIU_BOOL, 0, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Bcast(found, 1, TEST_MPI_BOOL, 0, PETSC_COMM_WORLD));
   if (text) PetscCallMPI(MPI_Bcast(text, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
   PetscFunctionReturn(0);
 }
