@@ -47,7 +47,7 @@ static PetscErrorCode SolveAndReport(Mat S, PetscInt n, PetscInt nev, const char
   PetscCall(EPSSetOperators(eps, S, NULL));
   PetscCall(EPSSetProblemType(eps, EPS_HEP));
   PetscCall(EPSSetType(eps, EPSCUDALANCZOS));
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetTolerances(eps, 1e-8, 100000)); /* clustered eigenvalues: many restarts (see above) */
   PetscCall(EPSSetFromOptions(eps));

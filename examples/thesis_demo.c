@@ -27,7 +27,7 @@ static PetscErrorCode Solve(Mat A, PetscInt nev, const char *title)
   PetscCall(EPSSetOperators(eps, A, NULL));
   PetscCall(EPSSetProblemType(eps, EPS_HEP));
   PetscCall(EPSSetType(eps, EPSCUDALANCZOS)); /* -eps_type overrides */
-  PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
   PetscCall(EPSSetFromOptions(eps));
   /* The first solve includes setting up the device and uploading the matrix; the second reuses both

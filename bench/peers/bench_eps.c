@@ -444,7 +444,7 @@ int main(int argc, char **argv)
     char               backend[256] = "", opdesc[256] = "", status[64], eigs[MAXK * 26 + 8] = "[", nb1[32], nb2[32], nb3[32], nb4[32];
     size_t             peak_used;
 
-    PetscCall(EPSSetDimensions(eps, k, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(EPSSetDimensions(eps, k, PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(EPSSetTolerances(eps, tol, PETSC_DEFAULT));
     PetscCall(EPSSetFromOptions(eps)); /* -eps_ncv, -eps_max_it, ... given on the command line */
     PetscCall(EPSGetTolerances(eps, &tolx, &maxit));
