@@ -6,19 +6,24 @@
 #   make test       build + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
 #   make install    install library, header, pkg-config and CMake files under PREFIX
 #   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host
+#   make petsc-cuda       PETSc/SLEPc 3.26.1 with CUDA into $(PETSC_CUDA_PREFIX), once per machine (~16 min, 2 cores)
+#   make test-petsc-cuda  the same tests as `make test`, built against that PETSc/SLEPc in $(BUILD_PETSC_CUDA)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 SLEPC_EXAMPLES ?= /usr/share/slepc/3.18/share/slepc/examples
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# A current PETSc/SLEPc built with CUDA, as SLEPc users with GPUs run it: cached outside the clone.
+PETSC_CUDA_PREFIX ?= $(or $(CUDALANCZOS_CACHE),$(HOME)/.cache/cudalanczos)/petsc-3.26.1-cuda
+BUILD_PETSC_CUDA  ?= build-petsc-cuda
 
 # libpetsc3.18-dev-examples carries PETSc's test harness (gmakefile.test, gmakegentest.py) that SLEPc's
 # suite runs under; python3-slepc4py-real is what tests/python and examples/slepc4py_demo.py import.
 DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslepc3.18-dev-examples \
                   libpetsc-real3.18-dev libpetsc3.18-dev-examples openmpi-bin libopenmpi-dev liblapack-dev \
-                  libgtest-dev python3 python3-slepc4py-real valgrind
+                  libgtest-dev python3 python3-venv python3-slepc4py-real valgrind
 
-.PHONY: all deps configure build demo test check install gpu-pack clean
+.PHONY: all deps configure build demo test check install gpu-pack clean petsc-cuda test-petsc-cuda
 
 all: build
 
@@ -50,6 +55,18 @@ test: build
 	bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD)/libslepccudalanczos.so
 
 check: test
+
+petsc-cuda: deps
+	bash tools/petsc-cuda.sh $(PETSC_CUDA_PREFIX)
+
+# ctest (GPU tests compiled and reported as skipped where there is no GPU) and SLEPc 3.26.1's own suite
+test-petsc-cuda: petsc-cuda
+	PKG_CONFIG_PATH=$(PETSC_CUDA_PREFIX)/slepc/lib/pkgconfig:$(PETSC_CUDA_PREFIX)/petsc/lib/pkgconfig \
+	  cmake -S . -B $(BUILD_PETSC_CUDA) $(CMAKE_FLAGS)
+	cmake --build $(BUILD_PETSC_CUDA) -j$(JOBS)
+	ctest --test-dir $(BUILD_PETSC_CUDA) --output-on-failure -j$(JOBS)
+	SLEPC_EXAMPLES=$(PETSC_CUDA_PREFIX)/slepc/share/slepc/examples \
+	  bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_PETSC_CUDA)/libslepccudalanczos.so
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
