@@ -362,7 +362,7 @@ private:
       // H200 cases at k = 50, where many pairs converge per cycle; a pair converged to tol but not
       // locked stays among the kept ones and keeps improving.
       int lockable = 0;
-      while (lockable < newconv && err[lockable] < 1e-2 * s_.tol) ++lockable;
+      while (lockable < newconv && err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
       const int lock = std::min(inject ? newconv : lockable, keep);
       std::fill(H_.begin(), H_.end(), 0.0);
       for (int q = 0; q < lock; ++q) {
