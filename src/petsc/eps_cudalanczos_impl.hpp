@@ -44,6 +44,10 @@ struct EPS_CUDALANCZOS {
   Mat              op_mat   = nullptr;
   PetscObjectState op_state = -1;
   int              op_kernels = -1;
+  // MatNorm(A, NORM_INFINITY) of the operator's matrix (EPSCUDALanczosNormEstimate), for this Mat and state
+  PetscReal        norm_a     = 0;
+  Mat              norm_mat   = nullptr;
+  PetscObjectState norm_state = -1;
   // the CUDA backend of the last solve, reused while its operator and layout are the same: its stream,
   // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve
   std::shared_ptr<cudalanczos::Backend> backend_cache;
@@ -64,6 +68,11 @@ struct EPS_CUDALANCZOS {
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
   double      orthogonality = 0;
+  int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
+  double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
+  PetscBool   norm_given = PETSC_FALSE; // from MatNorm (else from a product)
+  int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
+  int         last_reason = 0;          // cudalanczos::Reason of the last solve
 };
 
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
