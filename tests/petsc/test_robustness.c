@@ -614,6 +614,34 @@ static PetscErrorCode MagnitudeCases(void)
   PetscCall(EPSDestroy(&eps));
   PetscCall(MatDestroy(&A));
 
+  /* The symmetry probe (-eps_cudalanczos_check_symmetry) on the Laplacian times 1e-300 and 1e300: its dot
+     products and norms are taken on products scaled into range, so a symmetric matrix passes it. */
+  {
+    const PetscReal scales[] = {1e-300, 1e300};
+    for (int c = 0; c < 2; ++c) {
+      PetscErrorCode ierr;
+      char           name[128];
+      PetscCall(Laplacian(n, &A));
+      PetscCall(MatScale(A, scales[c]));
+      PetscCall(NewEPS(A, nev, &eps));
+      PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
+      PetscCall(TrySolve(eps, &ierr));
+      worst = 0;
+      nconv = 0;
+      if (!ierr) PetscCall(EPSGetConverged(eps, &nconv));
+      for (i = 0; !ierr && i < PetscMin(nconv, nev); ++i) {
+        PetscScalar kr;
+        PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+        worst = PetscMax(worst, PetscAbsReal(PetscRealPart(kr) / scales[c] / LaplacianLargest(n, i) - 1));
+      }
+      PetscCall(PetscSNPrintf(name, sizeof(name), "Laplacian times %g with the symmetry probe: passes it and solves", (double)scales[c]));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "error %d, nconv %" PetscInt_FMT ", worst relative eigenvalue error %.2g", (int)ierr, nconv, (double)worst));
+      PetscCall(Check((PetscBool)(!ierr && nconv >= nev && worst < 1e-10), name, detail));
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(MatDestroy(&A));
+    }
+  }
+
   {
     PetscReal expected[8];
     PetscCall(Laplacian(n, &A));
