@@ -121,9 +121,10 @@ private:
   void start_vector()
   {
     if (!s_.initial_vector) b_.set_random(0, s_.seed);
-    double nrm2 = 0;
-    b_.project(0, 0, 0, &nrm2);
-    ++reductions_;
+    // The caller's vector may have entries of any size: its squared norm taken in range (exact powers of
+    // two), so that a tiny one is not mistaken for zero nor a huge one for Inf.
+    int t = 0;
+    double nrm2 = detail::squared_norm_in_range(b_, 0, t, reductions_);
     check_finite(nrm2, "the start vector's norm");
     if (nrm2 == 0) { // a zero initial vector carries no information: fall back to a random one
       b_.set_random(0, s_.seed);

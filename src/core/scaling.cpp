@@ -19,6 +19,28 @@ int scale_exponent(double norm)
   return std::clamp(-(x + 1), -kMaxScaleExponent, kMaxScaleExponent);
 }
 
+double squared_norm_in_range(Backend &b, int col, int &t, long &reductions)
+{
+  // ||v||^2 at scale 2^(-2 t): v moved by 2^400 (2^800 in the square) until its square is well inside the
+  // normal range. Finite entries need at most three moves either way (2^1200 spans every exponent), so a
+  // square still infinite after them means Inf entries, and one still zero a zero vector.
+  constexpr int kStep = 400;
+  const double hi = std::ldexp(1.0, 2 * kStep), lo = std::ldexp(1.0, -2 * kStep);
+  double q = 0;
+  t = 0;
+  b.project(col, 0, col, &q);
+  ++reductions;
+  for (int moves = 0; moves < 3 && !std::isnan(q); ++moves) {
+    if (!(q > hi || q < lo)) break;
+    const int step = q > hi ? kStep : -kStep;
+    b.scale(col, std::ldexp(1.0, -step));
+    t += step;
+    b.project(col, 0, col, &q);
+    ++reductions;
+  }
+  return q;
+}
+
 double measure_norm(Backend &b, std::uint64_t seed, long &products)
 {
   const int nb = b.basis_columns();
@@ -32,20 +54,9 @@ double measure_norm(Backend &b, std::uint64_t seed, long &products)
   b.scale(x, 1.0 / std::sqrt(q));
   b.apply_operator(x, y);
   ++products;
-  // ||A v||^2 at scale 2^(-2 t): moved by 2^400 (2^800 in the square) until it is well inside the
-  // normal range. Finite entries need at most three moves either way (2^1200 spans every exponent), so
-  // a square still infinite after them means Inf entries, and one still zero an exactly zero vector.
-  constexpr int kStep = 400;
-  const double hi = std::ldexp(1.0, 2 * kStep), lo = std::ldexp(1.0, -2 * kStep);
   int t = 0;
-  b.project(y, 0, y, &q);
-  for (int moves = 0; moves < 3 && !std::isnan(q); ++moves) {
-    if (!(q > hi || q < lo)) break;
-    const int step = q > hi ? kStep : -kStep;
-    b.scale(y, std::ldexp(1.0, -step));
-    t += step;
-    b.project(y, 0, y, &q);
-  }
+  long reductions = 0;
+  q = squared_norm_in_range(b, y, t, reductions);
   check_finite(q, "||A v|| (the norm estimate's product)");
   if (q == 0) return 0;
   return std::ldexp(std::sqrt(q), t);

@@ -27,8 +27,14 @@ inline constexpr int kSafeNormExponent = std::numeric_limits<double>::max_expone
 /// +-kMaxScaleExponent (a subnormal norm then ends up near 2^-74: still safe).
 int scale_exponent(double norm);
 
+/// The squared norm of column `col`, taken where it can neither overflow nor underflow: the column is
+/// scaled by 2^(-t) (t a multiple of 400, exact) until its squared norm, returned, lies in
+/// [2^-800, 2^800], or it is zero, NaN or Inf (Inf entries). ||v|| = sqrt(result) 2^t. Adds its
+/// reductions to `reductions`. For vectors the caller did not make: a start vector, a product.
+double squared_norm_in_range(Backend &b, int col, int &t, long &reductions);
+
 /// ||A v|| for a random unit v (seeded by `seed`), measured so that it can neither overflow nor
-/// underflow: the squared norm of A v is taken at scales 2^(400 t) until it is a normal number.
+/// underflow (squared_norm_in_range).
 /// Uses the basis's last two columns (nothing the driver has written yet) with the operator unscaled;
 /// one product, added to `products`. 0 when A v is zero. Throws Error when A v holds NaN or Inf.
 double measure_norm(Backend &b, std::uint64_t seed, long &products);

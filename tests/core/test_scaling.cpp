@@ -354,6 +354,46 @@ TEST(Scaling, OperatorTurningInfIsAnError)
   }
 }
 
+// The caller's start vector may have entries of any size: its norm is taken in range, and a start
+// vector 2^k times another gives the same solve, bit for bit (single-vector and block steps), where a
+// squared norm of 1e-400 used to read as a zero vector (a random start instead) and one of 1e+400 as Inf.
+TEST(Scaling, StartVectorOfAnySize)
+{
+  const int n = 61;
+  const Dense A = random_symmetric(n, 2411);
+  Vec v(n);
+  Rng rng(77);
+  for (double &x : v) x = rng.uniform(0.1, 1.0) * (rng.uniform01() < 0.5 ? -1 : 1);
+  for (int block : {1, 2}) {
+    Settings s;
+    s.nev = 3, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10, s.initial_vector = true, s.block_size = block;
+    s.norm_estimate = 8;
+    const auto solve_from = [&](double c) {
+      HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+      b.resize_basis(basis_columns_needed(s));
+      Vec w(v);
+      for (double &x : w) x = std::ldexp(x, static_cast<int>(c));
+      b.set_column(0, w.data());
+      Solved out;
+      out.r = solve(b, s, {});
+      for (std::size_t j = 0; j < out.r.eigenvalues.size(); ++j) {
+        Vec x(n);
+        b.get_column(static_cast<int>(j), x.data());
+        out.x.push_back(std::move(x));
+      }
+      return out;
+    };
+    const Solved ref = solve_from(0);
+    ASSERT_GE(ref.r.nconv, 3);
+    for (int k : {-1000, -600, 600, 1000}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", start vector times 2^" + std::to_string(k));
+      const Solved got = solve_from(k);
+      ASSERT_EQ(got.r.eigenvalues, ref.r.eigenvalues);
+      for (std::size_t i = 0; i < ref.x.size(); ++i) ASSERT_TRUE(got.x[i] == ref.x[i]) << "vector " << i;
+    }
+  }
+}
+
 // The check on a planted result: unit eigenvectors of diag(1..n) with one value wrong. The wrong pair
 // is not counted, moves after the converged ones with its vector, and its error is its true one.
 TEST(ResidualCheck, PlantedWrongPairIsRejectedAndMovedBack)
