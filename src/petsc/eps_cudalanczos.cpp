@@ -249,11 +249,12 @@ PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rst
 }
 
 // An estimate of the norm of the operator the backend applies, for the driver's scaling into range
-// (Settings::norm_estimate): with STSHIFT, MatNorm(A, NORM_INFINITY) + |sigma|. For a symmetric A the
-// infinity norm lies between ||A||_2 and sqrt(n) ||A||_2, and it sums |a_ij| without squaring them, so it
-// neither overflows nor underflows where ||A||_2 would not. One pass over the matrix, remembered while the
-// Mat's object state stays the same (as the uploaded copy is). 0 where there is no such norm (other
-// STs, a MATSHELL without MATOP_NORM, NaN or Inf entries): the driver then measures one product.
+// (Settings::norm_estimate): with STSHIFT, MatNorm(A, NORM_INFINITY) + |sigma| (NORM_1, the same for a
+// symmetric A, for dense matrices). That norm lies between ||A||_2 and sqrt(n) ||A||_2, and it sums
+// |a_ij| without squaring them, so it neither overflows nor underflows where ||A||_2 would not. One pass
+// over the matrix, remembered while the Mat's object state stays the same (as the uploaded copy is). 0
+// where there is no such norm (other STs, a MATSHELL without MATOP_NORM, NaN or Inf entries): the driver
+// then measures one product.
 PetscErrorCode EPSCUDALanczosNormEstimate(EPS eps, PetscReal *norm)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -273,9 +274,13 @@ PetscErrorCode EPSCUDALanczosNormEstimate(EPS eps, PetscReal *norm)
   if (ctx->norm_mat != A || ctx->norm_state != state) {
     PetscReal      value = 0;
     PetscErrorCode ierr;
-    // A type whose MatNorm lacks NORM_INFINITY raises PETSC_ERR_SUP: no estimate then, not an error.
+    PetscBool      dense;
+    // For a symmetric A the 1-norm is the same: a dense matrix (column-major) sums its columns 10x faster
+    // than its rows (0.035 against 0.35 s at 6000^2 here).
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATMPIDENSE, ""));
+    // A type whose MatNorm lacks the norm raises PETSC_ERR_SUP: no estimate then, not an error.
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
-    ierr = MatNorm(A, NORM_INFINITY, &value);
+    ierr = MatNorm(A, dense ? NORM_1 : NORM_INFINITY, &value);
     PetscCall(PetscPopErrorHandler());
     ctx->norm_a     = ierr ? 0 : value;
     ctx->norm_mat   = A;
