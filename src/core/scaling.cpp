@@ -100,8 +100,9 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
   const int room = b.basis_columns() - returned;
   if (room < 1) throw Error("check_residuals: no free basis column after the " + std::to_string(returned) + " returned vectors");
   // One block product per chunk: a GPU reads a dense matrix once for all its columns, a sparse one with
-  // an interleaved copy of the block (kernels::csr_spmm), whose scratch is kept to kResidualBlock columns.
-  const int chunk = std::max(1, std::min({std::max(block, kResidualBlock), room, k}));
+  // an interleaved copy of the block (kernels::csr_spmm), whose scratch is kept to kResidualBlock columns;
+  // block steps keep their own block size (the shape their products were prepared for).
+  const int chunk = std::max(1, std::min({block > 1 ? block : kResidualBlock, room, k}));
   std::vector<char> pass(static_cast<std::size_t>(k), 0);
   for (int i0 = 0; i0 < k; i0 += chunk) {
     const int count = std::min(chunk, k - i0);

@@ -50,16 +50,16 @@ Settings scaled_settings(Settings s, int e);
 /// value + shift) are the same in the scaled units, and exact there.
 Callbacks scaled_callbacks(const Callbacks &user, int e, bool translation_map);
 
-/// check_residuals applies the operator to at most this many columns at once (or the block size).
+/// check_residuals applies the operator to at most this many columns at once (block steps: their size).
 inline constexpr int kResidualBlock = 16;
 
 /// The true-residual check of the converged pairs (columns 0..r.nconv-1, eigenvalues r.eigenvalues as
 /// reported, i.e. theta - shift): ||A x - theta x|| for each, from products in blocks of up to
-/// max(block, kResidualBlock) columns into the columns after the returned ones, then Callbacks::error
-/// against tol. A pair that fails moves after the converged ones (a permutation of the returned
-/// columns) and is not counted; r.errors of the checked pairs become the errors of their true
-/// residuals. Sets r.residuals_checked, r.residual_rejected, and r.reason to ResidualCheck when fewer
-/// than nev remain.
+/// kResidualBlock columns (of `block` where that is above 1) into the columns after the returned ones,
+/// then Callbacks::error against tol. A pair that fails moves after the converged ones (a permutation
+/// of the returned columns) and is not counted; r.errors of the checked pairs become the errors of
+/// their true residuals. Sets r.residuals_checked, r.residual_rejected, and r.reason to ResidualCheck
+/// when fewer than nev remain.
 void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int block, Result &r);
 
 } // namespace cudalanczos::detail
