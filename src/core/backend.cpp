@@ -45,6 +45,20 @@ int Backend::cancel_steps()
   return 0;
 }
 
+void Backend::set_operator_scale(int e)
+{
+  if (e != 0)
+    throw Error(name() + " backend: cannot scale its operator (2^" + std::to_string(e) +
+                " was asked for, to keep squared norms in range); this problem needs a backend that can");
+}
+
+void Backend::check_scale_exponent(const char *who, int e)
+{
+  if (e < -kMaxScaleExponent || e > kMaxScaleExponent)
+    throw Error(std::string(who) + ": operator scale 2^" + std::to_string(e) + " outside 2^-" + std::to_string(kMaxScaleExponent) +
+                " .. 2^" + std::to_string(kMaxScaleExponent));
+}
+
 void Backend::check_queued(const char *who, bool want) const
 {
   if (pending_ != want)

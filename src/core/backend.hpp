@@ -60,6 +60,10 @@ struct StepRecord {
 /// DGKS: one more Gram-Schmidt pass when ||w||^2 dropped below this fraction of what it was.
 inline constexpr double kDgksEta2 = 0.5;
 
+/// The largest |e| of Backend::set_operator_scale: 2^e x stays finite for |x| <= 2^23 (a unit vector's
+/// entries are at most 1), and 2^-e is a normal number.
+inline constexpr int kMaxScaleExponent = 1000;
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -84,8 +88,18 @@ public:
   /// x = v_j (this rank's local_size() entries, to the host).
   virtual void get_column(int j, double *x) const = 0;
 
-  /// v_dst = A v_src  (src != dst).
+  /// v_dst = A v_src  (src != dst), A being the operator times 2^e after set_operator_scale(e).
   virtual void apply_operator(int src, int dst) = 0;
+
+  /// From now on the operator is 2^e A: apply_operator, apply_operator_block and the steps of expand
+  /// apply it. solve() scales an operator whose norm lies outside the range where squared norms are safe
+  /// into that range (docs/algorithm.md, "Scaling into range"); a power of two, so that every product is
+  /// the unscaled one times 2^e exactly. e > 0 (a tiny operator) multiplies the input column by 2^e
+  /// before the product and restores it after, so that small entries meet normal numbers, not subnormal
+  /// ones; e < 0 (a huge operator) multiplies the output after the product, which cannot overflow then.
+  /// |e| <= kMaxScaleExponent. The default takes e = 0 only: a backend that cannot scale refuses a
+  /// problem that needs it rather than solving it wrongly.
+  virtual void set_operator_scale(int e);
 
   /// out[i] = v_{first+i} . v_col for 0 <= i < k, and out[k] = v_col . v_col. Globally reduced, one
   /// reduction. The columns first..first+k-1 may include col itself.
@@ -180,6 +194,9 @@ public:
 protected:
   /// The reference steps of expand (reach < 0: the pass covers 0..j at step j) and expand_partial.
   void reference_steps(int first, int last, int reach, double anorm, StepRecord *records);
+
+  /// Throws Error, naming `who`, unless |e| <= kMaxScaleExponent (set_operator_scale).
+  static void check_scale_exponent(const char *who, int e);
 
   /// Throws Error, naming `who`, unless expand_partial's pass ends before the window (see there).
   static void check_partial_reach(const char *who, int first, int reach);

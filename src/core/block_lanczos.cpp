@@ -1,6 +1,7 @@
 #include "core/block_lanczos.hpp"
 
 #include "core/driver_support.hpp"
+#include "core/scaling.hpp"
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
@@ -232,6 +233,12 @@ private:
   bool start_block()
   {
     if (!s_.initial_vector) b_.set_random(0, s_.seed);
+    else { // the caller's vector, of any size: normalized, its norm taken in range, before SVQB meets it
+      int t = 0;
+      const double q = squared_norm_in_range(b_, 0, t, reductions_);
+      check_finite(q, "the start vector's norm");
+      if (q > 0) b_.scale(0, 1.0 / std::sqrt(q)); // a zero one dies in SVQB and is replaced there
+    }
     for (int j = 1; j < B_; ++j) b_.set_random(j, next_seed());
     Matrix C, R;
     std::vector<double> before;
@@ -362,7 +369,7 @@ private:
       // H200 cases at k = 50, where many pairs converge per cycle; a pair converged to tol but not
       // locked stays among the kept ones and keeps improving.
       int lockable = 0;
-      while (lockable < newconv && err[lockable] < 1e-2 * s_.tol) ++lockable;
+      while (lockable < newconv && err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
       const int lock = std::min(inject ? newconv : lockable, keep);
       std::fill(H_.begin(), H_.end(), 0.0);
       for (int q = 0; q < lock; ++q) {

@@ -45,6 +45,7 @@ public:
   void set_column(int j, const double *x) override;
   void get_column(int j, double *x) const override { inner_.get_column(j + d_, x); }
   void apply_operator(int src, int dst) override;
+  void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
   void project(int first, int k, int col, double *out) override { inner_.project(first + d_, k, col + d_, out); }
   double subtract(int first, int k, const double *coef, int col) override { return inner_.subtract(first + d_, k, coef, col + d_); }
   void update(int first, int k, const double *coef, int col) override { inner_.update(first + d_, k, coef, col + d_); }

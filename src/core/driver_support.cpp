@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <utility>
 
 namespace cudalanczos {
 
@@ -147,11 +148,16 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
 void wanted_edge(const Settings &s, const Callbacks &c, const std::vector<double> &locked_theta, double anorm, double &worst,
                  double &slack)
 {
-  std::vector<double> keys;
-  for (double t : locked_theta) keys.push_back(badness(s, c.eigenvalue(t)));
+  std::vector<std::pair<double, double>> keys; // (key, eigenvalue)
+  for (double t : locked_theta) {
+    const double lambda = c.eigenvalue(t);
+    keys.emplace_back(badness(s, lambda), lambda);
+  }
   std::nth_element(keys.begin(), keys.begin() + (s.nev - 1), keys.end());
-  worst = keys[s.nev - 1];
-  slack = s.tol * std::max(std::abs(worst), anorm);
+  worst = keys[s.nev - 1].first;
+  // ||A|| is in the eigenvalues' units only when the map is a translation; otherwise (shift-and-invert:
+  // sigma + 1/theta) the worst wanted eigenvalue itself gives the scale.
+  slack = s.tol * std::max(std::abs(worst), s.translation_map ? anorm : std::abs(keys[s.nev - 1].second));
 }
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include "core/block_lanczos.hpp"
 #include "core/driver_support.hpp"
+#include "core/scaling.hpp"
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ const char *to_string(Reason r)
   case Reason::MaxIterations: return "maximum iterations";
   case Reason::Breakdown: return "breakdown";
   case Reason::UserStop: return "stopped by user";
+  case Reason::ResidualCheck: return "true residual check";
   }
   return "?";
 }
@@ -111,6 +113,7 @@ private:
       throw Error("the thesis variant computes one eigenpair; use the thick-restart variant for nev > 1");
     if (!(s_.tol > 0)) throw Error("tol must be positive");
     if (s_.max_it < 1) throw Error("max_it must be at least 1");
+    if (!(s_.lock_margin > 0 && s_.lock_margin <= 1)) throw Error("lock_margin must lie in (0, 1]");
     if (b_.basis_columns() < cap_ + 3) throw Error("the backend's basis is too small for ncv");
   }
 
@@ -118,9 +121,10 @@ private:
   void start_vector()
   {
     if (!s_.initial_vector) b_.set_random(0, s_.seed);
-    double nrm2 = 0;
-    b_.project(0, 0, 0, &nrm2);
-    ++reductions_;
+    // The caller's vector may have entries of any size: its squared norm taken in range (exact powers of
+    // two), so that a tiny one is not mistaken for zero nor a huge one for Inf.
+    int t = 0;
+    double nrm2 = detail::squared_norm_in_range(b_, 0, t, reductions_);
     check_finite(nrm2, "the start vector's norm");
     if (nrm2 == 0) { // a zero initial vector carries no information: fall back to a random one
       b_.set_random(0, s_.seed);
@@ -653,7 +657,11 @@ private:
       // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
       // orthogonal to the locked ones) becomes column kcols; the arrow couples it to the kept non-locked
       // Ritz vectors; newly converged ones are locked with their coupling dropped.
-      const int lock = std::min(newconv, keep); // never more than the basis keeps (all-converged blocks)
+      // Newly converged pairs are locked once their error is below lock_margin * tol (all of them when a
+      // verification round starts); the others stay among the kept ones and keep improving.
+      int lockable = 0;
+      while (lockable < newconv && err[lockable] < s_.lock_margin * s_.tol) ++lockable;
+      const int lock = std::min(inject ? newconv : lockable, keep); // never more than the basis keeps (all-converged blocks)
       std::fill(S_.begin(), S_.end(), 0.0);
       for (int q = 0; q < lock; ++q) {
         locked_theta.push_back(w[order[q]] - s_.shift);
@@ -879,8 +887,65 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
   if (settings.block_size > 1 && settings.variant == Variant::Thesis)
     throw Error("the thesis variant takes one vector per step; block size " + std::to_string(settings.block_size) +
                 " needs the thick-restart variant");
-  if (detail::block_variant_applies(settings, backend.global_size())) return detail::solve_block(backend, settings, callbacks);
-  return Driver(backend, settings, callbacks).run();
+  // Scaling into range (scaling.hpp): the driver runs on 2^e A, with the shift, the target and the
+  // callbacks' values in the same units, and the eigenvalues come back in the user's.
+  const bool given = settings.norm_estimate > 0 && std::isfinite(settings.norm_estimate);
+  long measured = 0; // products of measure_norm
+  const double norm = given ? settings.norm_estimate : detail::measure_norm(backend, settings.seed, measured);
+  const int e = detail::scale_exponent(norm);
+  struct Unscale { // the backend applies A again afterwards, whatever happens
+    Backend &b;
+    ~Unscale()
+    {
+      try {
+        b.set_operator_scale(0); // never throws for 0; a destructor must not let anything escape
+      } catch (...) {
+      }
+    }
+  } unscale{backend};
+  backend.set_operator_scale(e);
+  const Settings s = detail::scaled_settings(settings, e);
+  const Callbacks c = detail::with_defaults(detail::scaled_callbacks(callbacks, e, settings.translation_map), s);
+  const bool block = detail::block_variant_applies(s, backend.global_size());
+  const auto run = [&](const Settings &settings_now) {
+    Result out = block ? detail::solve_block(backend, settings_now, c) : Driver(backend, settings_now, c).run();
+    // The thesis variant's stop decision is its explicit residual already.
+    if (s.variant == Variant::ThickRestart) detail::check_residuals(backend, settings_now, c, block ? s.block_size : 1, out);
+    return out;
+  };
+  Result r = run(s);
+  // The check left fewer than nev: the pairs locked first dropped couplings larger than a later pair's
+  // tolerance (a graded spectrum), or converged values were too small against ||A|| to meet tol. Go on
+  // from the sum of the returned vectors, which keeps most of the progress in one start vector, with
+  // pairs locked only two digits beyond tol; once, with the iterations left.
+  if (r.reason == Reason::ResidualCheck && r.its < s.max_it) {
+    Settings again = s;
+    again.lock_margin = 1e-2 * s.lock_margin;
+    again.max_it = s.max_it - r.its;
+    again.initial_vector = true;
+    const int returned = static_cast<int>(r.eigenvalues.size());
+    const std::vector<double> ones(static_cast<std::size_t>(returned), 1.0);
+    backend.combine(0, returned, ones.data(), returned);
+    backend.copy_column(returned, 0);
+    Result second = run(again);
+    second.its += r.its;
+    second.matvecs += r.matvecs;
+    second.reductions += r.reductions;
+    second.breakdowns += r.breakdowns;
+    second.full_reorthogonalizations += r.full_reorthogonalizations;
+    second.discarded_steps += r.discarded_steps;
+    second.lookahead_discarded += r.lookahead_discarded;
+    second.certificates += r.certificates;
+    second.residuals_checked += r.residuals_checked;
+    second.residual_rejected += r.residual_rejected;
+    second.residual_retries = 1;
+    r = std::move(second);
+  }
+  r.matvecs += measured;
+  for (double &v : r.eigenvalues) v = std::ldexp(v, -e);
+  r.scale_exponent = e;
+  r.norm_estimate = norm;
+  return r;
 }
 
 } // namespace cudalanczos

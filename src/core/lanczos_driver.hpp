@@ -61,6 +61,17 @@ struct Settings {
   /// LargestAlgebraic, SmallestAlgebraic and LargestMagnitude are then ends of the operator's spectrum,
   /// and a verification round may end on a probabilistic certificate (docs/algorithm.md).
   bool translation_map = true;
+  /// An estimate of ||A||, the norm of the operator the backend applies (a factor of sqrt(n) either way
+  /// is fine: only its binary exponent matters), or 0 when unknown: solve() then measures ||A v|| for a
+  /// random unit v first (one product). An operator whose norm lies outside [2^-256, 2^256], where
+  /// squared norms could underflow or overflow, is solved scaled by a power of two into [1/2, 1), and
+  /// the results are scaled back (docs/algorithm.md, "Scaling into range").
+  double norm_estimate = 0.0;
+  /// Thick restart: a converged pair is locked (its coupling to the rest of the basis dropped) once its
+  /// error is below lock_margin * tol; the block variant locks below lock_margin * tol / 100. A locked
+  /// pair's dropped coupling adds to the true residual of every pair computed after it, so where the
+  /// true-residual check at the end rejects pairs the solve goes on with a margin 100 times smaller.
+  double lock_margin = 1.0;
 };
 
 struct Callbacks {
@@ -76,7 +87,9 @@ struct Callbacks {
   std::function<double(double value)> eigenvalue;
 };
 
-enum class Reason { Converged, MaxIterations, Breakdown, UserStop };
+/// Why a solve ended. ResidualCheck: the driver converged, but fewer than nev of its pairs passed the
+/// check of their true residuals (Result::residual_rejected).
+enum class Reason { Converged, MaxIterations, Breakdown, UserStop, ResidualCheck };
 const char *to_string(Reason);
 
 struct Result {
@@ -98,11 +111,18 @@ struct Result {
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
+  int scale_exponent = 0;          ///< the solve ran on 2^scale_exponent A (0: unscaled; Settings::norm_estimate)
+  double norm_estimate = 0.0;      ///< the ||A|| estimate the scale was chosen from (given, or measured; 0: none)
+  int residuals_checked = 0;       ///< converged pairs whose true residual ||A x - theta x|| was computed at the end
+  int residual_rejected = 0;       ///< of those, the ones that failed the convergence test: not counted in nconv
+  int residual_retries = 0;        ///< times the solve went on after the check left fewer than nev (Settings::lock_margin)
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz
-/// vectors in the order of `eigenvalues`. Throws cudalanczos::Error on invalid settings or when the
-/// operator produces NaN/Inf.
+/// vectors in the order of `eigenvalues`. Before a pair counts as converged, its true residual
+/// ||A x - theta x|| is computed (one product per pair, in blocks) and must pass Callbacks::error < tol;
+/// a pair that fails is moved after the converged ones (Result::residual_rejected). Throws
+/// cudalanczos::Error on invalid settings or when the operator produces NaN/Inf.
 Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks);
 
 /// Basis columns a solve needs for these settings (the caller may set column 0 before solve()).

@@ -16,6 +16,7 @@
 #include "cuda/kernels.cuh"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -158,19 +159,15 @@ public:
     check_column(dst);
     if (src == dst) throw Error("CudaBackend::apply_operator: src and dst must differ");
     ScopedDevice guard(device_);
-    if (op_) {
-      op_->apply(col(src), col(dst), stream_.get());
-      return;
-    }
-    // Fallback for an operator that only exists on the host: down, apply, up. The pinned buffers make
-    // both copies DMA; host_y_ is only rewritten after the next synchronize, so its upload is safe.
-    if (n_ > 0)
-      CUDALANCZOS_CHECK(cudaMemcpyAsync(host_x_.data(), col(src), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
-    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
-    host_apply_(host_x_.data(), host_y_.data());
-    if (n_ > 0)
-      CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+    scaled_apply(src, dst, 1, [&] { apply_unscaled(src, dst); });
   }
+
+  void set_operator_scale(int e) override
+  {
+    check_scale_exponent("CudaBackend::set_operator_scale", e);
+    scale_ = e; // kept on the host: scaled_apply passes 2^scale_ to the scale kernels by value
+  }
+
 
   void project(int first, int k, int c, double *out) override
   {
@@ -425,7 +422,7 @@ public:
       return;
     }
     ScopedDevice guard(device_);
-    op_->apply_block(col(src), ldv_, col(dst), ldv_, b, stream_.get());
+    scaled_apply(src, dst, b, [&] { op_->apply_block(col(src), ldv_, col(dst), ldv_, b, stream_.get()); });
   }
 
   void project_block(int first, int k, int c, int b, double *out) override
@@ -561,6 +558,48 @@ private:
     CUDALANCZOS_CHECK(cudaEventRecord(stage_done_.get(), stream_.get()));
   }
 
+  // 2^scale_ A on b columns from src to dst (backend.hpp): a tiny operator gets its input scaled up before
+  // the product and restored after it, a huge one its output scaled down; powers of two, so every bit is
+  // the unscaled product's times 2^scale_, as on the host. Queued on the stream, no wait: one or two more
+  // passes over the columns, only where the norm left the safe range.
+  template <class Apply>
+  void scaled_apply(int src, int dst, int b, Apply &&apply)
+  {
+    if (scale_ == 0 || n_ == 0) return apply();
+    const auto scale_block = [&](int first, int e) {
+      for (int j = 0; j < b; ++j) scale(first + j, std::ldexp(1.0, e));
+    };
+    if (scale_ > 0) {
+      scale_block(src, scale_);
+      try {
+        apply();
+      } catch (...) {
+        scale_block(src, -scale_);
+        throw;
+      }
+      scale_block(src, -scale_);
+    } else {
+      apply();
+      scale_block(dst, scale_);
+    }
+  }
+
+  void apply_unscaled(int src, int dst)
+  {
+    if (op_) {
+      op_->apply(col(src), col(dst), stream_.get());
+      return;
+    }
+    // Fallback for an operator that only exists on the host: down, apply, up. The pinned buffers make
+    // both copies DMA; host_y_ is only rewritten after the next synchronize, so its upload is safe.
+    if (n_ > 0)
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(host_x_.data(), col(src), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    host_apply_(host_x_.data(), host_y_.data());
+    if (n_ > 0)
+      CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+  }
+
   /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w.w into scalars_[0] (the
   /// fused kernel always forms it). Returns false when there is nothing to queue (no rows; or k = 0
   /// without the norm). subtract() and update() share it.
@@ -613,6 +652,7 @@ private:
   HostApply host_apply_;
   Reducer reduce_;
   bool single_process_; // no reducer given: expand() may keep its scalars on the device
+  int  scale_ = 0;      // the operator is 2^scale_ A (set_operator_scale)
   int  device_queued_ = -1; // queue_steps on the device: the steps queued (-1: none)
   KernelFlavor flavor_;
 

@@ -3,6 +3,7 @@
 #include "core/random.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace cudalanczos {
@@ -49,7 +50,27 @@ void HostBackend::apply_operator(int src, int dst)
 {
   check_column(src);
   check_column(dst);
+  // 2^scale_ A x, exactly the unscaled product times a power of two (backend.hpp): a tiny operator
+  // gets the input scaled up (and restored: exact), a huge one the output scaled down.
+  if (scale_ > 0) {
+    scale(src, std::ldexp(1.0, scale_));
+    try {
+      op_(column(src), column(dst));
+    } catch (...) {
+      scale(src, std::ldexp(1.0, -scale_));
+      throw;
+    }
+    scale(src, std::ldexp(1.0, -scale_));
+    return;
+  }
   op_(column(src), column(dst));
+  if (scale_ < 0) scale(dst, std::ldexp(1.0, scale_));
+}
+
+void HostBackend::set_operator_scale(int e)
+{
+  check_scale_exponent("HostBackend::set_operator_scale", e);
+  scale_ = e;
 }
 
 void HostBackend::project(int first, int k, int col, double *out)

@@ -29,6 +29,7 @@ public:
   void set_column(int j, const double *x) override;
   void get_column(int j, double *x) const override;
   void apply_operator(int src, int dst) override;
+  void set_operator_scale(int e) override;
   void project(int first, int k, int col, double *out) override;
   double subtract(int first, int k, const double *coef, int col) override;
   void update(int first, int k, const double *coef, int col) override;
@@ -46,6 +47,7 @@ private:
 
   index_t n_, global_, offset_;
   int ncols_ = 0;
+  int scale_ = 0; // the operator is 2^scale_ times op_ (set_operator_scale)
   HostOperator op_;
   Reducer reduce_;
   std::vector<double> basis_;

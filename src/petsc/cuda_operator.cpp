@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
@@ -304,8 +305,32 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
   PetscCall(PetscRandomSeed(rnd));
   PetscCall(VecSetRandom(x, rnd));
   PetscCall(VecSetRandom(y, rnd));
+  PetscCall(VecNormalize(x, nullptr));
+  PetscCall(VecNormalize(y, nullptr));
   PetscCall(MatMult(A, x, Ax));
   PetscCall(MatMult(A, y, Ay));
+  { // The products scaled by a power of two (exact) to a largest entry in [1/2, 1), so that the dot products
+    // and norms below neither overflow nor underflow whatever ||A|| is: a tiny A gets x and y scaled up
+    // before the products (no subnormal products), a huge one the products scaled down.
+    PetscReal m1, m2;
+    PetscCall(VecNorm(Ax, NORM_INFINITY, &m1));
+    PetscCall(VecNorm(Ay, NORM_INFINITY, &m2));
+    const PetscReal m = PetscMax(m1, m2);
+    if (m > 0 && !PetscIsInfOrNanReal(m)) {
+      const int e = PetscMax(-1000, PetscMin(1000, -(std::ilogb(m) + 1)));
+      if (e > 0) {
+        PetscCall(VecScale(x, std::ldexp(1.0, e)));
+        PetscCall(VecScale(y, std::ldexp(1.0, e)));
+        PetscCall(MatMult(A, x, Ax));
+        PetscCall(MatMult(A, y, Ay));
+        PetscCall(VecScale(x, std::ldexp(1.0, -e)));
+        PetscCall(VecScale(y, std::ldexp(1.0, -e)));
+      } else if (e < 0) {
+        PetscCall(VecScale(Ax, std::ldexp(1.0, e)));
+        PetscCall(VecScale(Ay, std::ldexp(1.0, e)));
+      }
+    }
+  }
   PetscCall(VecDot(Ax, y, &yAx));
   PetscCall(VecDot(Ay, x, &xAy));
   PetscCall(VecNorm(x, NORM_2, &nx));

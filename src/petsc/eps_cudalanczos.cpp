@@ -129,6 +129,14 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     if (eps->mpd == kEPSUnset) eps->mpd = eps->ncv;
     PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
                "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
+    // mpd bounds the projected problem of a cycle (SLEPc's meaning): a thick restart keeps at least one
+    // Ritz vector and extends it by at least one step, or one block. Below that nothing can converge
+    // (-eps_mpd 1 -eps_nev 5 ran 100 restarts and returned nothing); a basis that holds the whole
+    // space is solved exactly in one cycle whatever mpd says.
+    PetscCheck(eps->mpd >= 1 + ctx->block_eff || eps->ncv >= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
+               "mpd (%" PetscInt_FMT ") leaves the projected problem no room: a thick restart keeps at least one vector and adds at least one "
+               "Lanczos step%s to it, so mpd must be at least %" PetscInt_FMT " (nev %" PetscInt_FMT ", ncv %" PetscInt_FMT ")",
+               eps->mpd, ctx->block_eff > 1 ? " (a block)" : "", 1 + ctx->block_eff, eps->nev, eps->ncv);
     if (eps->max_it == kEPSUnset) eps->max_it = PetscMax(100, 2 * neff / eps->ncv);
     ctx->ncv_chosen = chosen ? eps->ncv : 0;
     ctx->mpd_chosen = chosen ? eps->mpd : 0;
@@ -299,6 +307,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
+  // s.norm_estimate stays 0: the driver measures ||A|| with one product on the backend (a device
+  // product where the matrix is on the device) rather than a host pass over the matrix (MatNorm) that
+  // every new EPS would pay; its scaling dead zone [2^-256, 2^256] needs the norm within far less.
   { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs
     PetscBool isshift;
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
@@ -391,6 +402,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   case Reason::MaxIterations: eps->reason = EPS_DIVERGED_ITS; break;
   case Reason::Breakdown: eps->reason = EPS_DIVERGED_BREAKDOWN; break;
   case Reason::UserStop: eps->reason = EPS_CONVERGED_USER; break;
+  case Reason::ResidualCheck: eps->reason = EPS_DIVERGED_BREAKDOWN; break; // -eps_view says why
   }
   for (PetscInt j = 0; j < eps->nconv; ++j) {
     Vec          v;
@@ -414,6 +426,12 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->certificates  = result.certificates;
   ctx->ncv_used      = result.ncv_used;
   ctx->block_used    = result.block_size;
+  ctx->scale_exponent = result.scale_exponent;
+  ctx->norm_estimate = result.norm_estimate;
+  ctx->residuals_checked = result.residuals_checked;
+  ctx->residual_rejected = result.residual_rejected;
+  ctx->residual_retries  = result.residual_retries;
+  ctx->last_reason   = (int)result.reason;
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
@@ -473,6 +491,33 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, CUDALanczosOptionItems Pet
   PetscFunctionReturn(0);
 }
 
+// Why the last solve returned fewer than nev converged pairs (-eps_view), with a hint where the user's
+// ncv leaves few columns beyond nev (SLEPc's default is max(2 nev, nev + 15)).
+PetscErrorCode EPSCUDALanczosViewShortfall(EPS eps, PetscViewer viewer)
+{
+  const EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  const PetscInt         ncv_default = eps->nev < 500 ? PetscMax(2 * eps->nev, eps->nev + 15) : eps->nev + 500;
+  const char            *why = "";
+
+  PetscFunctionBegin;
+  switch ((Reason)ctx->last_reason) {
+  case Reason::MaxIterations: why = "the iteration limit (max_it) was reached"; break;
+  case Reason::Breakdown: why = "the Krylov space was exhausted first"; break;
+  case Reason::UserStop: why = "the user's stopping test ended it"; break;
+  case Reason::ResidualCheck: why = "pairs the iteration counted as converged failed the convergence test on their true residuals"; break;
+  case Reason::Converged: why = "the rest did not pass the true-residual check"; break;
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve returned %" PetscInt_FMT " of %" PetscInt_FMT " wanted pairs converged: %s\n", eps->nconv,
+                                   eps->nev, why));
+  if ((Reason)ctx->last_reason == Reason::MaxIterations && ctx->variant == EPS_CUDALANCZOS_THICK_RESTART && eps->ncv < ncv_default &&
+      eps->ncv < eps->n)
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "  ncv %" PetscInt_FMT " leaves %" PetscInt_FMT " columns beyond nev %" PetscInt_FMT
+                                     " (the default ncv for it is %" PetscInt_FMT "): a larger ncv or mpd converges in fewer restarts\n",
+                                     eps->ncv, eps->ncv - eps->nev, eps->nev, ncv_default));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -519,6 +564,18 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->block_eff > 1 && ctx->block_used != ctx->block_eff)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
+    if (ctx->scale_exponent)
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  operator scaled by 2^%d for the last solve: its norm estimate %g (from a product) lies outside [2^-256, 2^256], where "
+                                       "squared norms are safe; eigenvalues scaled back\n",
+                                       ctx->scale_exponent, ctx->norm_estimate));
+    if (!thesis) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residuals checked: %d converged pairs, %d failed the convergence test and were not counted\n",
+                                       ctx->residuals_checked, ctx->residual_rejected));
+      if (ctx->residual_retries)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  after the check left fewer than nev the solve went on, locking pairs only two digits beyond tol\n"));
+    }
+    if (eps->nconv < eps->nev) PetscCall(EPSCUDALanczosViewShortfall(eps, viewer));
     if (!thesis && ctx->verify) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
       // Looks inside a cycle happen only with the verification on (the last wanted pairs, the rounds).

@@ -90,6 +90,10 @@ struct EPS_CUDALANCZOS {
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
   double      orthogonality = 0;
+  int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
+  double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
+  int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
+  int         last_reason = 0;          // cudalanczos::Reason of the last solve
 };
 
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error

@@ -25,6 +25,7 @@ public:
   void set_column(int j, const double *x) override { b_.set_column(j, x); }
   void get_column(int j, double *x) const override { b_.get_column(j, x); }
   void apply_operator(int src, int dst) override { b_.apply_operator(src, dst); }
+  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
   void project(int first, int k, int col, double *out) override { b_.project(first, k, col, out); }
   double subtract(int first, int k, const double *coef, int col) override { return b_.subtract(first, k, coef, col); }
   void update(int first, int k, const double *coef, int col) override { b_.update(first, k, coef, col); }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -836,6 +837,75 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
   }
 }
 
+/// set_operator_scale(e) on every kind of operator, single columns and blocks: the product is the unscaled
+/// one times 2^e (backend.hpp). e > 0 scales the input up before the product and restores it: bit for
+/// bit. e < 0 scales the output down: bit for bit, entries below 2^-1022 rounded to a subnormal as
+/// ldexp rounds them (allowed 2^-1074, should a device flush them). The sources are left as they were.
+TEST_F(DeviceOperators, ScaledApplyOperatorIsEquivalentToRef)
+{
+  constexpr int kCols = 16;
+  for (index_t n : odd_sizes()) {
+    const Dense A = random_dense(n, n, n + 1, 13000 + n, true);
+    const Csr S = random_csr(n, n, n < 8 ? 0.2 : 3.0, 13500 + n);
+    const auto dense = [&A](const double *x, double *y) { A.apply(x, y); };
+    const auto twice = [n](const double *x, double *y, void *s) {
+      const auto stream = static_cast<cudaStream_t>(s);
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      kernels::scale(n, 2.0, y, stream);
+    };
+    const std::vector<std::pair<std::string, std::shared_ptr<const DeviceOperator>>> ops{
+        {"dense custom", make_dense_operator(A.view(), KernelFlavor::Custom, -1)},
+        {"dense vendor", make_dense_operator(A.view(), KernelFlavor::Vendor, -1)},
+        {"CSR custom", make_csr_operator(csr_view(S), KernelFlavor::Custom, -1)},
+        {"CSR default", make_csr_operator(csr_view(S), KernelFlavor::Default, -1)},
+        {"CSR vendor", make_csr_operator(csr_view(S), KernelFlavor::Vendor, -1)},
+        {"callback", make_callback_operator(n, n, twice, "2 I", -1)},
+        {"host fallback", nullptr}};
+    for (const auto &[name, op] : ops)
+      for (KernelFlavor vectors : {KernelFlavor::Custom, KernelFlavor::Vendor})
+        for (int e : {-1000, -257, 256, 1000}) {
+          SCOPED_TRACE(name + ", vector kernels " + to_string(vectors) + ", n " + std::to_string(n) + ", 2^" + std::to_string(e));
+          BackendConfig config;
+          config.local_size = config.global_size = n;
+          config.flavor = vectors;
+          auto cuda = op ? make_cuda_backend(config, op) : make_cuda_backend(config, nullptr, dense);
+          cuda->resize_basis(kCols);
+          for (int j = 0; j < kCols; ++j) cuda->set_random(j, 400 + j);
+          const auto sources = columns(*cuda);
+          // Unscaled into columns 1 and 8..12, scaled into 2 and 13..15 + ... (blocks of 3 and 5).
+          cuda->apply_operator(0, 1);
+          cuda->apply_operator_block(3, 8, 5);
+          cuda->set_operator_scale(e);
+          cuda->apply_operator(0, 2);
+          cuda->apply_operator_block(3, 13, 3);
+          cuda->set_operator_scale(0);
+          const auto got = columns(*cuda);
+          for (int j : {0, 3, 4, 5, 6, 7}) ASSERT_TRUE(got[j] == sources[j]) << "source column " << j << " changed";
+          // cuSPARSE does not promise the same summation order from call to call: its products within
+          // rounding (of the scaled sum), every other product bit for bit.
+          const bool exact = name.rfind("CSR", 0) != 0 || name == "CSR custom";
+          const auto expect_scaled = [&](int scaled, int plain, int src) {
+            std::vector<double> mag(static_cast<std::size_t>(n), 0.0);
+            if (!exact) csr_apply(S, sources[src].data(), mag.data(), true);
+            for (index_t i = 0; i < n; ++i) {
+              const double want = std::ldexp(got[plain][i], e);
+              const double tol = exact ? 0.0 : std::ldexp(2 * (n + 64) * eps * mag[i], e);
+              ASSERT_LE(std::abs(got[scaled][i] - want), std::max(tol, std::numeric_limits<double>::denorm_min() * (e < 0)))
+                  << "column " << scaled << " row " << i << ": " << got[scaled][i] << " vs " << want;
+            }
+          };
+          expect_scaled(2, 1, 0);
+          for (int j = 0; j < 3; ++j) expect_scaled(13 + j, 8 + j, 3 + j);
+        }
+    // The scale is checked like every argument.
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+    EXPECT_THROW(cuda->set_operator_scale(kMaxScaleExponent + 1), Error);
+    EXPECT_THROW(cuda->set_operator_scale(-kMaxScaleExponent - 1), Error);
+  }
+}
+
 // --- block operations on long vectors: transform_block in row blocks ---
 
 TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)
@@ -982,6 +1052,54 @@ TEST_F(ExpandSteps, ExpandIsEquivalentToRef)
     Dense B = A;
     for (index_t i = 0; i < std::min<index_t>(n, 5); ++i) B.a[i + i * B.ld] += 1e3 * (i + 1);
     EXPECT_EQ(compare(B, m, {m / 3, m / 3, m / 2}), m); // also split into calls, an empty one among them
+  }
+}
+
+// Steps on the device with the operator scaled (set_operator_scale, the solve's scaling into range) are the
+// steps with the matrix scaled: A with 2^e against 2^e A uploaded, bit for bit (records and basis), for the
+// input scaled up (e > 0) and the output scaled down (e < 0); full and partial passes, queued or not.
+TEST_F(ExpandSteps, ScaledExpandIsEquivalentToRef)
+{
+  for (index_t n : {33, 1031}) {
+    const int m = 16;
+    const Dense A = random_dense(n, n, n + 3, 600 + n, true);
+    for (int e : {-600, -300, 300, 600}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", 2^" + std::to_string(e));
+      Dense B = A;
+      for (double &x : B.a) x = std::ldexp(x, e); // NaN padding stays NaN, never read
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      auto scaled = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+      auto plain = make_cuda_backend(config, make_dense_operator(B.view(), KernelFlavor::Custom, -1));
+      scaled->set_operator_scale(e);
+      for (Backend *b : {scaled.get(), plain.get()}) {
+        b->resize_basis(m + 1);
+        b->set_random(0, 41);
+        double q = 0;
+        b->project(0, 0, 0, &q);
+        b->scale(0, 1 / std::sqrt(q));
+      }
+      std::vector<StepRecord> got(m), ref(m);
+      scaled->expand(0, 6, 0.0, got.data());
+      plain->expand(0, 6, 0.0, ref.data());
+      scaled->expand_partial(6, 11, 4, got[5].anorm, got.data() + 6);
+      plain->expand_partial(6, 11, 4, ref[5].anorm, ref.data() + 6);
+      scaled->queue_steps(11, m, -1, got[10].anorm);
+      plain->queue_steps(11, m, -1, ref[10].anorm);
+      scaled->collect_steps(got.data() + 11);
+      plain->collect_steps(ref.data() + 11);
+      for (int j = 0; j < m; ++j) {
+        SCOPED_TRACE("step " + std::to_string(j));
+        EXPECT_EQ(got[j].alpha, ref[j].alpha);
+        EXPECT_EQ(got[j].beta, ref[j].beta);
+        EXPECT_EQ(got[j].norm_before, ref[j].norm_before);
+        EXPECT_EQ(got[j].anorm, ref[j].anorm);
+        EXPECT_EQ(got[j].breakdown, ref[j].breakdown);
+        EXPECT_EQ(got[j].second_pass, ref[j].second_pass);
+      }
+      const auto cg = columns(*scaled), cr = columns(*plain);
+      for (int j = 0; j <= m; ++j) EXPECT_TRUE(cg[j] == cr[j]) << "column " << j;
+    }
   }
 }
 
@@ -1157,6 +1275,76 @@ TEST_F(WholeSolve, LanczosSolveIsEquivalentToRef)
     expect_same_solve(A, {"thick restart", Variant::ThickRestart, 4, 24}, f);
     expect_same_solve(A, {"thesis", Variant::Thesis, 1, 120}, f);
   }
+}
+
+// The whole solve on c A across the exponent range: on the CUDA backend, c = 2^k gives 2^k times its
+// results for A bit for bit (thick restart, partial, block, thesis); c = 10^k agrees with the host backend's
+// solve of the same matrix within 1e-9 ||c A||. Inside the safe range nothing is scaled, outside it the
+// solve runs on 2^e c A.
+TEST_F(WholeSolve, ScaledSolveIsEquivalentToRef)
+{
+  Dense A = random_dense(513, 513, 515, 12500, true);
+  for (index_t i = 0; i < 6; ++i) A.a[i + i * A.ld] += 200.0 - 20.0 * i;
+  const index_t n = A.rows;
+  struct Case {
+    const char *name;
+    Settings s;
+  };
+  std::vector<Case> cases;
+  Settings s;
+  s.which = Which::LargestAlgebraic, s.nev = 4, s.ncv = 24, s.tol = 1e-10, s.max_it = 200;
+  cases.push_back({"thick restart, full", s});
+  s.reorthogonalization = Reorthogonalization::Partial, s.which = Which::LargestMagnitude;
+  cases.push_back({"thick restart, partial", s});
+  s.reorthogonalization = Reorthogonalization::Full, s.block_size = 3, s.ncv = 40, s.which = Which::SmallestAlgebraic;
+  cases.push_back({"block 3", s});
+  Settings t;
+  t.variant = Variant::Thesis, t.reorthogonalization = Reorthogonalization::None, t.nev = 1, t.ncv = 120, t.max_it = 120;
+  t.which = Which::LargestAlgebraic, t.tol = 1e-10;
+  cases.push_back({"thesis", t});
+  const auto scaled_matrix = [&](double c) {
+    Dense B = A;
+    for (double &x : B.a) x *= c;
+    return B;
+  };
+  for (const Case &c : cases)
+    for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor}) {
+      SCOPED_TRACE(std::string(c.name) + " " + to_string(f));
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      config.flavor = f;
+      const auto run = [&](const Dense &M, Backend *host_ref) {
+        auto cuda = make_cuda_backend(config, make_dense_operator(M.view(), f, -1));
+        cuda->resize_basis(basis_columns_needed(c.s));
+        Result r = solve(*cuda, c.s, {});
+        if (host_ref) {
+          host_ref->resize_basis(basis_columns_needed(c.s));
+          const Result h = solve(*host_ref, c.s, {});
+          EXPECT_EQ(h.scale_exponent, r.scale_exponent);
+          double norm = 0;
+          for (double l : h.eigenvalues) norm = std::max(norm, std::abs(l));
+          for (int i = 0; i < c.s.nev; ++i) EXPECT_LE(std::abs(r.eigenvalues[i] - h.eigenvalues[i]), 1e-9 * norm) << "eigenvalue " << i;
+        }
+        return r;
+      };
+      const Result base = run(A, nullptr);
+      ASSERT_GE(base.nconv, c.s.nev);
+      for (int k : {-1000, -300, 300, 1000}) {
+        SCOPED_TRACE("c = 2^" + std::to_string(k));
+        const Result r = run(scaled_matrix(std::ldexp(1.0, k)), nullptr);
+        EXPECT_NE(r.scale_exponent, 0);
+        ASSERT_EQ(r.eigenvalues.size(), base.eigenvalues.size());
+        for (std::size_t i = 0; i < base.eigenvalues.size(); ++i) EXPECT_EQ(r.eigenvalues[i], std::ldexp(base.eigenvalues[i], k)) << "eigenvalue " << i;
+      }
+      for (double c10 : {1e-300, 1e-170, 1e170, 1e300}) {
+        SCOPED_TRACE("c = " + std::to_string(std::log10(c10)));
+        const Dense M = scaled_matrix(c10);
+        HostBackend host(n, n, 0, [&M](const double *x, double *y) { M.apply(x, y); });
+        const Result r = run(M, &host);
+        ASSERT_GE(r.nconv, c.s.nev);
+        EXPECT_EQ(r.residual_rejected, 0);
+      }
+    }
 }
 
 // --- errors and devices --------------------------------------------------------------------------------------------

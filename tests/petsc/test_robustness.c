@@ -13,6 +13,7 @@
    "P passed, F failed", and exits non-zero on any failure.
 */
 #include "test_support.h"
+#include <float.h>
 
 /* The 1-D Laplacian tridiag(-1, 2, -1) (AIJ), eigenvalues 2 - 2 cos(k pi / (n+1)), k = 1..n. */
 static PetscErrorCode Laplacian(PetscInt n, Mat *A)
@@ -327,6 +328,38 @@ static PetscErrorCode ErrorCases(void)
   PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then mpd = ncv on the same EPS solves"));
   PetscCall(EPSDestroy(&eps));
 
+  /* mpd 1: the projected problem has no room for a restart (one kept vector plus one step); refused at
+     set-up with the numbers named, as krylovschur cannot run with it either. mpd 2 runs but is slow: when
+     it ends at the iteration limit, -eps_view says so and why. */
+  PetscCall(NewEPS(A, 5, &eps));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, 1));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "mpd 1 with nev 5 is refused at set-up", "mpd (1) leaves the projected problem no room"));
+  {
+    const char *text = NULL;
+    char       *specific = NULL;
+    PetscCall(PetscErrorMessage(ierr, &text, &specific));
+    PetscCall(Check((PetscBool)(specific && strstr(specific, "at least 2") && strstr(specific, "nev 5") && strstr(specific, "ncv 6")),
+                    "  the message names the least mpd, nev and ncv", specific ? specific : ""));
+  }
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, 2));
+  PetscCall(EPSSetTolerances(eps, 1e-10, 3));
+  PetscCall(EPSSolve(eps));
+  {
+    PetscInt  nconv;
+    PetscBool found1, found2;
+    char      line1[256], line2[256];
+    PetscCall(EPSGetConverged(eps, &nconv));
+    PetscCall(ViewLine(eps, "wanted pairs converged", line1, sizeof(line1), &found1));
+    PetscCall(ViewLine(eps, "ncv 7 leaves", line2, sizeof(line2), &found2));
+    PetscCall(Check((PetscBool)(nconv < 5 && found1 && strstr(line1, "iteration limit") && found2 && strstr(line2, "2 columns beyond nev 5")),
+                    "  mpd 2, 3 restarts: -eps_view says why fewer than nev converged", found2 ? line2 : "no line on ncv"));
+  }
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
+  PetscCall(SolveAndCheck(eps, 5, expected, 1e-10, "  then the default mpd on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+
   /* which: user-defined, and all (an interval). */
   PetscCall(NewEPS(A, nev, &eps));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_WHICH_USER));
@@ -506,6 +539,27 @@ static PetscErrorCode ErrorCases(void)
     }
   }
 
+  /* Inf from the 20th product on, the operator's scale far from 1 (1e-300 and 1e300: scaled into range
+     from a product, MATSHELL has no MatNorm): still an error naming NaN/Inf, soon after it. */
+  {
+    const PetscReal scales[] = {1e-300, 1e300};
+    for (i = 0; i < 2; ++i) {
+      ShellCtx ctx = {0, 20, INFINITY};
+      Mat      S;
+      char     detail[64], name[128];
+      PetscCall(DiagonalShell(n, &ctx, &S));
+      PetscCall(MatScale(S, scales[i]));
+      PetscCall(NewEPS(S, nev, &eps));
+      PetscCall(TrySolve(eps, &ierr));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "Inf from the 20th product on, diag(1..n) times %g (MATSHELL), is refused", (double)scales[i]));
+      PetscCall(ExpectFailure(ierr, name, "NaN or Inf"));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " products", ctx.products));
+      PetscCall(Check((PetscBool)(ctx.products >= 20 && ctx.products < 100), "  it stopped soon after the bad product", detail));
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(MatDestroy(&S));
+    }
+  }
+
   /* After EPSReset the operators are gone: EPSSolve is an error, not a crash; EPSSetOperators revives it. */
   PetscCall(NewEPS(A, nev, &eps));
   PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "EPSReset: a first solve"));
@@ -518,6 +572,95 @@ static PetscErrorCode ErrorCases(void)
 
   PetscCall(MatDestroy(&B));
   PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* --- entries outside the comfortable range (issue 21) --------------------------------------------- */
+
+/* The Laplacian of order n times 1e-310 (every entry subnormal, the eigenvalues too: right to about their
+   last bit, 2^-1074, or to 1e-9 relative where they have more bits); and the Laplacian with 1e-200 and
+   subnormal 4e-320 entries beside its own (no scaling needed: the answer is the Laplacian's, to rounding).
+   Both against the closed form. */
+static PetscErrorCode MagnitudeCases(void)
+{
+  const PetscInt n = 40, nev = 4;
+  Mat            A;
+  EPS            eps;
+  PetscInt       i, rstart, rend, nconv;
+  PetscReal      worst;
+  char           detail[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Laplacian(n, &A));
+  PetscCall(MatScale(A, 1e-310));
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  worst = 0;
+  for (i = 0; i < PetscMin(nconv, nev); ++i) {
+    PetscScalar kr;
+    PetscReal   want = 1e-310 * LaplacianLargest(n, i); /* the stored entries are 2e-310 and -1e-310 rounded: a relative 1e-13 */
+    PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+    worst = PetscMax(worst, PetscAbsReal(PetscRealPart(kr) - want) / (4 * DBL_TRUE_MIN + 1e-9 * want)); /* ULP of a subnormal */
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT ", worst error %.2g of the allowance", nconv, (double)worst));
+  PetscCall(Check((PetscBool)(nconv >= nev && worst <= 1), "Laplacian times 1e-310 (all entries subnormal): eigenvalues right", detail));
+  {
+    PetscBool found;
+    char      line[256];
+    PetscCall(ViewLine(eps, "operator scaled by 2^", line, sizeof(line), &found));
+    PetscCall(Check(found, "  -eps_view reports the scaling", found ? line : "no such line"));
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+
+  /* The symmetry probe (-eps_cudalanczos_check_symmetry) on the Laplacian times 1e-300 and 1e300: its dot
+     products and norms are taken on products scaled into range, so a symmetric matrix passes it. */
+  {
+    const PetscReal scales[] = {1e-300, 1e300};
+    for (int c = 0; c < 2; ++c) {
+      PetscErrorCode ierr;
+      char           name[128];
+      PetscCall(Laplacian(n, &A));
+      PetscCall(MatScale(A, scales[c]));
+      PetscCall(NewEPS(A, nev, &eps));
+      PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
+      PetscCall(TrySolve(eps, &ierr));
+      worst = 0;
+      nconv = 0;
+      if (!ierr) PetscCall(EPSGetConverged(eps, &nconv));
+      for (i = 0; !ierr && i < PetscMin(nconv, nev); ++i) {
+        PetscScalar kr;
+        PetscCall(EPSGetEigenvalue(eps, i, &kr, NULL));
+        worst = PetscMax(worst, PetscAbsReal(PetscRealPart(kr) / scales[c] / LaplacianLargest(n, i) - 1));
+      }
+      PetscCall(PetscSNPrintf(name, sizeof(name), "Laplacian times %g with the symmetry probe: passes it and solves", (double)scales[c]));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "error %d, nconv %" PetscInt_FMT ", worst relative eigenvalue error %.2g", (int)ierr, nconv, (double)worst));
+      PetscCall(Check((PetscBool)(!ierr && nconv >= nev && worst < 1e-10), name, detail));
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(MatDestroy(&A));
+    }
+  }
+
+  {
+    PetscReal expected[8];
+    PetscCall(Laplacian(n, &A));
+    PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+    for (i = rstart; i < rend; ++i) {
+      if (i + 3 < n) PetscCall(MatSetValue(A, i, i + 3, 1e-200, INSERT_VALUES));
+      if (i >= 3) PetscCall(MatSetValue(A, i, i - 3, 1e-200, INSERT_VALUES));
+      if (i + 5 < n) PetscCall(MatSetValue(A, i, i + 5, 4e-320, INSERT_VALUES));
+      if (i >= 5) PetscCall(MatSetValue(A, i, i - 5, 4e-320, INSERT_VALUES));
+    }
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    for (i = 0; i < nev; ++i) expected[i] = LaplacianLargest(n, i);
+    PetscCall(NewEPS(A, nev, &eps));
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "entries 1e-200 and 4e-320 (subnormal) beside the Laplacian's: eigenvalues right"));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -629,6 +772,7 @@ int main(int argc, char **argv)
   PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPSCUDALANCZOS robustness"));
   PetscCall(EPSCUDALanczosRegister());
   PetscCall(ErrorCases());
+  PetscCall(MagnitudeCases());
   PetscCall(ReuseCases());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
   PetscCall(SlepcFinalize());

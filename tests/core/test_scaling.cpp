@@ -1,0 +1,483 @@
+// Scaling into range and the true-residual check (src/core/scaling.hpp), with the host backend.
+//
+//   - c A for c = 2^k, k from -1000 to 1000: the driver's results are 2^k times those for A, bit for
+//     bit, eigenvectors included, for every variant (full, partial, block, thesis, a shift): the
+//     operator is scaled by a power of two exactly, and every decision of the driver is equivariant.
+//     Inside the safe range nothing is scaled; outside it the solve runs on 2^e c A with e chosen from
+//     a product; both must give the same bits.
+//   - c A for c = 10^k, k from -300 to 300 (c A rounded: no longer bitwise): eigenvalues within tol of
+//     c times LAPACK's dsyev on A, eigenvectors with small residuals on A itself and close to LAPACK's
+//     where the gap allows (Davis-Kahan).
+//   - a subnormal matrix, mixed magnitudes, an operator that turns Inf: right answers or Error.
+//   - the true-residual check: a planted wrong pair is rejected and moved after the converged ones;
+//     an operator that changes under the solve makes the check reject pairs and the solve go on.
+#include "core/lanczos_driver.hpp"
+#include "core/driver_support.hpp"
+#include "core/scaling.hpp"
+#include "host/host_backend.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudalanczos;
+using namespace cudalanczos::testing;
+using Vec = std::vector<double>;
+
+constexpr double eps = std::numeric_limits<double>::epsilon();
+
+/// A dense symmetric n x n matrix, column-major.
+struct Dense {
+  int n = 0;
+  Vec a;
+  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
+  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
+  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
+  void matvec(const double *x, double *y) const
+  {
+    std::fill(y, y + n, 0.0);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) y[i] += a[i + static_cast<std::size_t>(j) * n] * x[j];
+  }
+  Dense scaled(double c) const
+  {
+    Dense B(*this);
+    for (double &x : B.a) x *= c;
+    return B;
+  }
+};
+
+/// Random symmetric entries in [-1, 1] plus a graded diagonal: distinct, well spread eigenvalues of
+/// both signs (an odd size).
+Dense random_symmetric(int n, std::uint64_t seed)
+{
+  Rng rng(seed);
+  Dense A(n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) A(i, j) = A(j, i) = rng.uniform(-1, 1) + (i == j ? 4.0 * (j - n / 2) / n : 0.0);
+  return A;
+}
+
+/// The 1-D Laplacian tridiag(-1, 2, -1): clustered ends.
+Dense laplacian(int n)
+{
+  Dense A(n);
+  for (int i = 0; i < n; ++i) {
+    A(i, i) = 2;
+    if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
+  }
+  return A;
+}
+
+/// dsyev with eigenvectors: values ascending, vectors column by column.
+void lapack_eig(const Dense &A, Vec &w, Vec &Z)
+{
+  int n = A.n, lda = A.n, info = 0, lwork = -1;
+  Z = A.a;
+  w.assign(n, 0.0);
+  double wq = 0;
+  dsyev_("V", "L", &n, Z.data(), &lda, w.data(), &wq, &lwork, &info, 1, 1);
+  lwork = static_cast<int>(wq);
+  Vec work(lwork);
+  dsyev_("V", "L", &n, Z.data(), &lda, w.data(), work.data(), &lwork, &info, 1, 1);
+  ASSERT_EQ(info, 0);
+}
+
+struct Solved {
+  Result r;
+  std::vector<Vec> x; // the returned vectors
+};
+
+Solved run(const Dense &A, const Settings &s, const Callbacks &cb = {})
+{
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(basis_columns_needed(s));
+  Solved out;
+  out.r = solve(b, s, cb);
+  for (std::size_t j = 0; j < out.r.eigenvalues.size(); ++j) {
+    Vec x(A.n);
+    b.get_column(static_cast<int>(j), x.data());
+    out.x.push_back(std::move(x));
+  }
+  return out;
+}
+
+struct Case {
+  const char *name;
+  Settings s;
+};
+
+/// Every kind of solve the driver runs: single-vector steps with full and partial reorthogonalization,
+/// every `which`, nev 1 and 8, blocks of 2 and 3, the thesis, a shift (the uploaded-matrix path of
+/// STSHIFT: the driver subtracts it), verification on and off.
+std::vector<Case> variants(int n)
+{
+  std::vector<Case> v;
+  const Which all[] = {Which::LargestAlgebraic, Which::SmallestAlgebraic, Which::LargestMagnitude,
+                       Which::SmallestMagnitude, Which::TargetMagnitude, Which::TargetReal};
+  for (Which w : all)
+    for (int nev : {1, 8}) {
+      Settings s;
+      s.which = w;
+      s.nev = nev;
+      s.ncv = std::min(n, std::max(2 * nev, nev + 15));
+      s.tol = 1e-10;
+      s.max_it = 3000;
+      s.target = 0.3;
+      v.push_back({which_name(w), s});
+    }
+  Settings p = v[0].s;
+  p.reorthogonalization = Reorthogonalization::Partial;
+  p.nev = 5, p.ncv = 20;
+  v.push_back({"partial LA nev 5", p});
+  Settings b = v[2].s;
+  b.block_size = 2, b.nev = 6, b.ncv = 30;
+  v.push_back({"block 2 LM nev 6", b});
+  b.block_size = 3, b.which = Which::SmallestAlgebraic, b.nev = 4;
+  v.push_back({"block 3 SA nev 4", b});
+  Settings t = v[0].s;
+  t.variant = Variant::Thesis, t.reorthogonalization = Reorthogonalization::None, t.nev = 1, t.ncv = n, t.max_it = n;
+  v.push_back({"thesis LA", t});
+  Settings sh = v[1].s;
+  sh.shift = 1.25, sh.nev = 3, sh.ncv = 18;
+  v.push_back({"shift 1.25 LA nev 3", sh});
+  Settings nv = v[4].s;
+  nv.verify = false;
+  v.push_back({"LM nev 8 verify off", nv});
+  return v;
+}
+
+TEST(Scaling, ExponentKeepsTheSafeRangeAndClamps)
+{
+  EXPECT_EQ(detail::scale_exponent(1.0), 0);
+  EXPECT_EQ(detail::scale_exponent(std::ldexp(1.0, 255)), 0);
+  EXPECT_EQ(detail::scale_exponent(std::ldexp(1.9, 255)), 0);
+  EXPECT_EQ(detail::scale_exponent(std::ldexp(1.0, 256)), -257); // 2^-257 * 2^256 = 1/2
+  EXPECT_EQ(detail::scale_exponent(std::ldexp(1.0, -256)), 0);
+  EXPECT_EQ(detail::scale_exponent(std::ldexp(1.5, -257)), 256);
+  EXPECT_EQ(detail::scale_exponent(1e300), -(std::ilogb(1e300) + 1));
+  EXPECT_EQ(detail::scale_exponent(std::numeric_limits<double>::max()), -kMaxScaleExponent);
+  EXPECT_EQ(detail::scale_exponent(std::numeric_limits<double>::denorm_min()), kMaxScaleExponent);
+  EXPECT_EQ(detail::scale_exponent(0.0), 0);
+  EXPECT_EQ(detail::scale_exponent(std::numeric_limits<double>::infinity()), 0);
+  EXPECT_EQ(detail::scale_exponent(std::nan("")), 0);
+  for (double norm : {1e-300, 1e-100, 1e100, 1e300}) {
+    const double scaled = std::ldexp(norm, detail::scale_exponent(norm));
+    EXPECT_TRUE(scaled >= 0.5 && scaled < 1) << norm << " scaled to " << scaled;
+  }
+}
+
+TEST(Scaling, MeasuredNormNeitherOverflowsNorUnderflows)
+{
+  const int n = 31;
+  for (double c : {1e-320, 1e-300, 1e-160, 1.0, 1e160, 1e300}) {
+    const Dense A = laplacian(n).scaled(c);
+    HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+    b.resize_basis(4);
+    long products = 0;
+    const double est = detail::measure_norm(b, 7, products);
+    EXPECT_EQ(products, 1);
+    // ||A v|| for a random unit v: between ||A|| / (a few sqrt(n)) and ||A|| = 4 c.
+    EXPECT_LE(est, 4 * c * (1 + 1e-12)) << "c = " << c;
+    EXPECT_GE(est, 4 * c / (10 * std::sqrt(n))) << "c = " << c;
+  }
+  const Dense Z(n);
+  HostBackend zero(n, n, 0, [&Z](const double *x, double *y) { Z.matvec(x, y); });
+  zero.resize_basis(4);
+  long products = 0;
+  EXPECT_EQ(detail::measure_norm(zero, 7, products), 0.0) << "a zero operator has norm 0";
+  HostBackend inf(n, n, 0, [n](const double *, double *y) { std::fill(y, y + n, std::numeric_limits<double>::infinity()); });
+  inf.resize_basis(4);
+  EXPECT_THROW(detail::measure_norm(inf, 7, products), Error) << "Inf entries";
+}
+
+// Every variant on c A, c = 2^k across the whole exponent range, against the same variant on A: the same
+// bits, times 2^k. On A itself nothing is scaled; from |k| = 256 on the solve runs scaled.
+TEST(Scaling, PowerOfTwoScalesChangeNoBit)
+{
+  const int n = 61;
+  const Dense base[2] = {random_symmetric(n, 2101), laplacian(n)};
+  const int ks[] = {-1000, -700, -300, -257, -100, 100, 255, 256, 300, 700, 1000};
+  for (const Dense &A : base)
+    for (const Case &v : variants(n)) {
+      const Solved ref = run(A, v.s);
+      ASSERT_GE(ref.r.nconv, v.s.nev) << v.name;
+      EXPECT_EQ(ref.r.scale_exponent, 0);
+      for (int k : ks) {
+        SCOPED_TRACE(std::string(v.name) + ", c = 2^" + std::to_string(k));
+        Settings s = v.s;
+        s.shift = std::ldexp(v.s.shift, k);
+        s.target = std::ldexp(v.s.target, k);
+        const Solved got = run(A.scaled(std::ldexp(1.0, k)), s);
+        // The product of A's solve times 2^k measures the norm of c A: the same exponent decides.
+        EXPECT_EQ(got.r.norm_estimate, std::ldexp(ref.r.norm_estimate, k));
+        EXPECT_EQ(got.r.scale_exponent, detail::scale_exponent(std::ldexp(ref.r.norm_estimate, k)));
+        if (std::abs(k) >= 300) {
+          EXPECT_NE(got.r.scale_exponent, 0) << "not scaled";
+        }
+        if (std::abs(k) <= 100) {
+          EXPECT_EQ(got.r.scale_exponent, 0) << "scaled inside the safe range";
+        }
+        ASSERT_EQ(got.r.nconv, ref.r.nconv);
+        ASSERT_EQ(got.r.eigenvalues.size(), ref.r.eigenvalues.size());
+        EXPECT_EQ(got.r.matvecs, ref.r.matvecs);
+        for (std::size_t i = 0; i < ref.r.eigenvalues.size(); ++i) {
+          ASSERT_EQ(got.r.eigenvalues[i], std::ldexp(ref.r.eigenvalues[i], k)) << "eigenvalue " << i;
+          ASSERT_EQ(got.r.errors[i], ref.r.errors[i]) << "error " << i;
+          ASSERT_TRUE(got.x[i] == ref.x[i]) << "vector " << i << " differs";
+        }
+      }
+    }
+}
+
+// c = 10^k: c A is c times A rounded, so no longer bit for bit; against LAPACK on A, times c.
+TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
+{
+  const int n = 61;
+  const Dense base[2] = {random_symmetric(n, 2203), laplacian(n)};
+  for (const Dense &A : base) {
+    Vec w, Z;
+    lapack_eig(A, w, Z);
+    double anorm = 0;
+    for (double x : w) anorm = std::max(anorm, std::abs(x));
+    for (int k = -300; k <= 300; k += 50) {
+      const double c = std::pow(10.0, k);
+      const Dense cA = A.scaled(c);
+      for (const Case &v : variants(n)) {
+        SCOPED_TRACE(std::string(v.name) + ", c = 1e" + std::to_string(k));
+        Settings s = v.s;
+        s.shift = v.s.shift * c;
+        s.target = v.s.target * c;
+        const Solved got = run(cA, s);
+        ASSERT_GE(got.r.nconv, v.s.nev) << to_string(got.r.reason);
+        EXPECT_EQ(got.r.residual_rejected, 0);
+        // The wanted eigenvalues of A, best first by `which` (ties by value).
+        std::vector<int> idx(n);
+        for (int i = 0; i < n; ++i) idx[i] = i;
+        std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+          return which_key(v.s.which, v.s.target, w[a]) < which_key(v.s.which, v.s.target, w[b]);
+        });
+        for (int i = 0; i < v.s.nev; ++i) {
+          const double lambda = got.r.eigenvalues[i] / c; // as returned: theta - shift, c times A's
+          const double want = w[idx[i]] - v.s.shift;
+          EXPECT_NEAR(lambda, want, 1e-9 * std::max(std::abs(want), 1e-3 * anorm)) << "eigenvalue " << i;
+          // The vector: its residual on A itself, and its angle to LAPACK's where the gap allows.
+          const Vec &x = got.x[i];
+          Vec ax(n);
+          A.matvec(x.data(), ax.data());
+          double res2 = 0;
+          for (int r = 0; r < n; ++r) res2 += (ax[r] - (lambda + v.s.shift) * x[r]) * (ax[r] - (lambda + v.s.shift) * x[r]);
+          const double res = std::sqrt(res2);
+          EXPECT_LE(res, std::max(2e-10 * std::abs(lambda + v.s.shift), 100 * n * eps * anorm)) << "residual of vector " << i;
+          double gap = std::numeric_limits<double>::infinity();
+          for (int j = 0; j < n; ++j)
+            if (j != idx[i]) gap = std::min(gap, std::abs(w[j] - w[idx[i]]));
+          if (gap > 1e-6 * anorm) { // ||x -+ z|| (about the sine of the angle, without 1 - dot^2's cancellation)
+            const double *z = Z.data() + static_cast<std::size_t>(idx[i]) * n;
+            double dot = 0, dist2 = 0;
+            for (int r = 0; r < n; ++r) dot += x[r] * z[r];
+            for (int r = 0; r < n; ++r) dist2 += (x[r] - std::copysign(1.0, dot) * z[r]) * (x[r] - std::copysign(1.0, dot) * z[r]);
+            EXPECT_LE(std::sqrt(dist2), 2 * res / gap + 100 * n * eps) << "vector " << i << " against LAPACK's (gap " << gap << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
+// A matrix whose entries are all subnormal (the Laplacian times 2^-1060: 14 significant bits each) is the
+// Laplacian to 2^-14, exactly representable; the solve scales it up by 2^1000 before each product, so no
+// product meets a subnormal number. Mixed magnitudes (1e-200 beside 1) need no scaling at all.
+TEST(Scaling, SubnormalAndMixedMagnitudeEntries)
+{
+  const int n = 41;
+  {
+    const Dense A = laplacian(n).scaled(std::ldexp(1.0, -1060));
+    Dense up = A.scaled(std::ldexp(1.0, 530)).scaled(std::ldexp(1.0, 530)); // exact: the stored matrix in normal numbers
+    Vec w, Z;
+    lapack_eig(up, w, Z);
+    Settings s;
+    s.nev = 4, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10;
+    const Solved got = run(A, s);
+    ASSERT_GE(got.r.nconv, 4) << to_string(got.r.reason);
+    EXPECT_EQ(got.r.scale_exponent, kMaxScaleExponent);
+    // The eigenvalues are subnormal too: right to their last bit (2^-1074), and to tol where they have more.
+    for (int i = 0; i < 4; ++i) {
+      const double want = std::ldexp(std::ldexp(w[n - 1 - i], -530), -530);
+      EXPECT_NEAR(got.r.eigenvalues[i], want, std::numeric_limits<double>::denorm_min() + 1e-9 * want) << "eigenvalue " << i;
+    }
+  }
+  {
+    Dense A = laplacian(n);
+    for (int i = 0; i + 2 < n; i += 3) A(i, i + 2) = A(i + 2, i) = 1e-200;
+    A(0, n - 1) = A(n - 1, 0) = 4e-320; // subnormal beside normal entries
+    Vec w, Z;
+    lapack_eig(A, w, Z);
+    Settings s;
+    s.nev = 5, s.ncv = 20, s.which = Which::SmallestAlgebraic, s.tol = 1e-10;
+    const Solved got = run(A, s);
+    ASSERT_GE(got.r.nconv, 5) << to_string(got.r.reason);
+    EXPECT_EQ(got.r.scale_exponent, 0);
+    for (int i = 0; i < 5; ++i) EXPECT_NEAR(got.r.eigenvalues[i], w[i], 1e-9 * w[i]) << "eigenvalue " << i;
+  }
+}
+
+// An operator whose products turn Inf from the 20th on: an Error naming NaN/Inf, whatever the scale.
+TEST(Scaling, OperatorTurningInfIsAnError)
+{
+  const int n = 200;
+  for (double c : {1e-300, 1.0, 1e300}) {
+    const Dense A = laplacian(n).scaled(c);
+    int products = 0;
+    HostBackend b(n, n, 0, [&](const double *x, double *y) {
+      A.matvec(x, y);
+      if (++products >= 20) y[n / 2] = std::numeric_limits<double>::infinity();
+    });
+    Settings s;
+    s.nev = 2, s.ncv = 16, s.which = Which::LargestAlgebraic;
+    b.resize_basis(basis_columns_needed(s));
+    try {
+      solve(b, s, {});
+      ADD_FAILURE() << "no error at c = " << c;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(products, 60) << "stopped soon after the bad product";
+  }
+}
+
+// The caller's start vector may have entries of any size: its norm is taken in range, and a start
+// vector 2^k times another gives the same solve, bit for bit (single-vector and block steps), where a
+// squared norm of 1e-400 used to read as a zero vector (a random start instead) and one of 1e+400 as Inf.
+TEST(Scaling, StartVectorOfAnySize)
+{
+  const int n = 61;
+  const Dense A = random_symmetric(n, 2411);
+  Vec v(n);
+  Rng rng(77);
+  for (double &x : v) x = rng.uniform(0.1, 1.0) * (rng.uniform01() < 0.5 ? -1 : 1);
+  for (int block : {1, 2}) {
+    Settings s;
+    s.nev = 3, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10, s.initial_vector = true, s.block_size = block;
+    s.norm_estimate = 8;
+    const auto solve_from = [&](double c) {
+      HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+      b.resize_basis(basis_columns_needed(s));
+      Vec w(v);
+      for (double &x : w) x = std::ldexp(x, static_cast<int>(c));
+      b.set_column(0, w.data());
+      Solved out;
+      out.r = solve(b, s, {});
+      for (std::size_t j = 0; j < out.r.eigenvalues.size(); ++j) {
+        Vec x(n);
+        b.get_column(static_cast<int>(j), x.data());
+        out.x.push_back(std::move(x));
+      }
+      return out;
+    };
+    const Solved ref = solve_from(0);
+    ASSERT_GE(ref.r.nconv, 3);
+    for (int k : {-1000, -600, 600, 1000}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", start vector times 2^" + std::to_string(k));
+      const Solved got = solve_from(k);
+      ASSERT_EQ(got.r.eigenvalues, ref.r.eigenvalues);
+      for (std::size_t i = 0; i < ref.x.size(); ++i) ASSERT_TRUE(got.x[i] == ref.x[i]) << "vector " << i;
+    }
+  }
+}
+
+// The check on a planted result: unit eigenvectors of diag(1..n) with one value wrong. The wrong pair
+// is not counted, moves after the converged ones with its vector, and its error is its true one.
+TEST(ResidualCheck, PlantedWrongPairIsRejectedAndMovedBack)
+{
+  const int n = 23;
+  HostBackend b(n, n, 0, [n](const double *x, double *y) {
+    for (int i = 0; i < n; ++i) y[i] = (i + 1) * x[i];
+  });
+  b.resize_basis(8);
+  Result r;
+  r.reason = Reason::Converged;
+  r.nconv = 3;
+  r.eigenvalues = {23, 22, 21.5, 20}; // the third is wrong (21); the fourth is not counted converged
+  r.errors = {0, 0, 0, 0.5};
+  for (int j = 0; j < 4; ++j) {
+    Vec e(n, 0.0);
+    e[n - 1 - j] = 1;
+    b.set_column(j, e.data());
+  }
+  Settings s;
+  s.nev = 3, s.tol = 1e-10;
+  detail::check_residuals(b, s, detail::with_defaults({}, s), 2, r);
+  EXPECT_EQ(r.nconv, 2);
+  EXPECT_EQ(r.residuals_checked, 3);
+  EXPECT_EQ(r.residual_rejected, 1);
+  EXPECT_EQ(r.reason, Reason::ResidualCheck);
+  EXPECT_EQ(r.eigenvalues, (Vec{23, 22, 21.5, 20}));
+  EXPECT_NEAR(r.errors[2], 0.5 / 21.5, 1e-15) << "the wrong pair's true relative error";
+  EXPECT_EQ(r.errors[3], 0.5) << "an unconverged pair keeps its estimate";
+  Vec x(n);
+  b.get_column(2, x.data());
+  EXPECT_EQ(x[n - 3], 1.0) << "the rejected pair's vector moved with it";
+  // All right: nothing moves.
+  r.nconv = 3, r.eigenvalues = {23, 22, 21, 20}, r.reason = Reason::Converged;
+  detail::check_residuals(b, s, detail::with_defaults({}, s), 1, r);
+  EXPECT_EQ(r.nconv, 3);
+  EXPECT_EQ(r.residual_rejected, 0);
+  EXPECT_EQ(r.reason, Reason::Converged);
+}
+
+// An operator that changes (by 1e-6 relative) just before the check: the pairs converged for the old
+// one fail it. With iterations left the solve goes on and converges for the new operator; without, it
+// returns fewer than nev, says why, and every pair it counts does pass.
+TEST(ResidualCheck, OperatorChangedUnderTheSolveIsCaught)
+{
+  const int n = 61;
+  const Dense A = random_symmetric(n, 2307);
+  Dense B(A);
+  for (int i = 0; i < n; ++i) B(i, i) += 1e-6 * (i % 3);
+  Settings s;
+  s.nev = 4, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10, s.max_it = 500;
+  s.norm_estimate = 8; // no product before the solve: the switch below counts the driver's alone
+  const Solved clean = run(A, s);
+  ASSERT_EQ(clean.r.residual_rejected, 0);
+  const long before_check = clean.r.matvecs - clean.r.residuals_checked;
+  for (bool room : {true, false}) {
+    SCOPED_TRACE(room ? "iterations left" : "none left");
+    long products = 0;
+    HostBackend b(n, n, 0, [&](const double *x, double *y) { (++products > before_check ? B : A).matvec(x, y); });
+    Settings t = s;
+    if (!room) t.max_it = clean.r.its;
+    b.resize_basis(basis_columns_needed(t));
+    const Result r = solve(b, t, {});
+    EXPECT_GT(r.residual_rejected, 0);
+    EXPECT_EQ(r.residual_retries, room ? 1 : 0);
+    if (room) {
+      EXPECT_EQ(r.reason, Reason::Converged);
+      EXPECT_GE(r.nconv, s.nev);
+    } else {
+      EXPECT_EQ(r.reason, Reason::ResidualCheck);
+      EXPECT_LT(r.nconv, s.nev);
+    }
+    // Whatever is counted passes on B.
+    Vec w, Z;
+    lapack_eig(B, w, Z);
+    for (int i = 0; i < r.nconv; ++i) {
+      Vec x(n), bx(n);
+      b.get_column(i, x.data());
+      B.matvec(x.data(), bx.data());
+      double res2 = 0;
+      for (int k = 0; k < n; ++k) res2 += (bx[k] - r.eigenvalues[i] * x[k]) * (bx[k] - r.eigenvalues[i] * x[k]);
+      EXPECT_LT(std::sqrt(res2) / std::abs(r.eigenvalues[i]), s.tol) << "pair " << i;
+    }
+  }
+}
+
+} // namespace
