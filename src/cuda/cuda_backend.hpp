@@ -24,13 +24,15 @@ enum class KernelFlavor {
 };
 const char *to_string(KernelFlavor);
 
-/// Local rows of a dense matrix on the host: rows x cols, column-major, leading dimension ld >= rows.
+/// Local rows of a dense matrix: rows x cols, column-major, leading dimension ld >= rows. On the host
+/// (make_dense_operator) or on the device (make_dense_operator_on_device).
 struct DenseView {
   index_t rows = 0, cols = 0, ld = 0;
   const double *values = nullptr;
 };
 
-/// Local rows of a CSR matrix on the host (PETSc's 32-bit PetscInt indices).
+/// Local rows of a CSR matrix (PETSc's 32-bit PetscInt indices). On the host (make_csr_operator) or on
+/// the device (make_csr_operator_on_device).
 struct CsrView {
   index_t rows = 0, cols = 0, nnz = 0;
   const int *rowptr = nullptr; ///< rows + 1 entries, rowptr[0] == 0
@@ -64,6 +66,9 @@ public:
   virtual std::string description() const = 0;
   /// Device memory held by the operator.
   virtual std::size_t device_bytes() const = 0;
+  /// Whether the matrix is the caller's device memory, used in place (make_*_operator_on_device), rather
+  /// than the operator's own.
+  virtual bool in_place() const { return false; }
 
 protected:
   /// apply_block's argument check, for overrides too.
@@ -81,6 +86,26 @@ std::shared_ptr<DeviceOperator> make_dense_operator(const DenseView &A, KernelFl
 std::shared_ptr<DeviceOperator> make_csr_operator(const CsrView &A, KernelFlavor flavor, int device);
 std::shared_ptr<DeviceOperator> make_callback_operator(index_t rows, index_t cols, DeviceApply apply,
                                                        std::string description, int device);
+
+/// Operators on a matrix that is already on the device, used in place: the view's pointers are device
+/// pointers on `device` (< 0: the current device), read by every apply and never copied. The caller keeps
+/// that memory alive and unchanged while the operator exists; a changed matrix needs a new operator (the
+/// cuSPARSE analysis and the dense kernel choice are made from it). description() ends with
+/// "(<origin>, used in place)"; device_bytes() counts the operator's own scratch only. A pointer that is
+/// not device memory of `device` (or managed memory) is an Error.
+///  dense: KernelFlavor::Default takes the custom gemv only when ld is a multiple of 16 and the values are
+///         128-byte aligned (the layout of make_dense_operator's own copy, on which the custom kernel was
+///         measured faster than cuBLAS), otherwise cuBLAS, and description() says why. An explicit Custom
+///         runs the custom gemv on any ld (it is correct for any; 16-byte loads need an even ld).
+///  CSR:   the indices are not checked (they are not read on the host: the caller vouches for them, a bad
+///         one would be an out-of-bounds read on the device), and there is no pattern analysis, so
+///         KernelFlavor::Default is cuSPARSE, as for a general uploaded matrix.
+std::shared_ptr<DeviceOperator> make_dense_operator_on_device(const DenseView &deviceA, KernelFlavor flavor, int device,
+                                                              std::string origin = "the caller's device array");
+std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const CsrView &deviceA, KernelFlavor flavor, int device,
+                                                            std::string origin = "the caller's device arrays");
+/// The device whose memory `p` points into; -1 for host memory, managed memory or null.
+int device_of(const void *p);
 
 struct BackendConfig {
   index_t local_size = 0;   ///< rows on this rank

@@ -4,13 +4,16 @@
 // workspace, the library handle's stream), so one operator serves one stream at a time. apply_block()
 // (block Lanczos: b columns at once) reads the matrix once: cuBLAS dgemm for a dense matrix, cuSPARSE
 // SpMM for CSR; its library state (the custom dense flavor's cuBLAS handle, the SpMM descriptors and
-// buffer) is made on first use, mutable scratch like the rest.
+// buffer) is made on first use, mutable scratch like the rest. The dense and the general CSR operator
+// also run on a matrix the caller already holds on the device (make_*_operator_on_device): the same
+// kernels on the caller's pointers, with only the scratch of their own.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -97,30 +100,74 @@ CusparseDnMat make_dense_matrix(index_t rows, index_t cols, index_t ld, const do
   return CusparseDnMat(d);
 }
 
+/// Throws unless p is device memory of `device` (or managed memory, which every device reaches): the
+/// matrix of an operator made on the caller's device memory (make_*_operator_on_device).
+void check_device_pointer(const void *p, int device, const char *what)
+{
+  cudaPointerAttributes a{};
+  CUDALANCZOS_CHECK(cudaPointerGetAttributes(&a, p));
+  if (a.type == cudaMemoryTypeManaged) return;
+  if (a.type != cudaMemoryTypeDevice)
+    throw Error(std::string(what) + " is not device memory (a host pointer?); the *_on_device operators use device memory in place");
+  if (a.device != device)
+    throw Error(std::string(what) + " lives on device " + std::to_string(a.device) + ", the operator was asked for device " +
+                std::to_string(device));
+}
+
+/// An array of an operator's matrix: its own device copy (`owned` holds it), or the caller's device
+/// memory used in place (`owned` empty).
+template <class T>
+struct MatrixArray {
+  DeviceBuffer<T> owned;
+  const T *data = nullptr; // what the kernels read: owned.data() or the caller's pointer
+
+  static MatrixArray own(DeviceBuffer<T> buffer)
+  {
+    MatrixArray a;
+    a.owned = std::move(buffer);
+    a.data = a.owned.data();
+    return a;
+  }
+  static MatrixArray borrow(const T *device_pointer)
+  {
+    MatrixArray a;
+    a.data = device_pointer;
+    return a;
+  }
+};
+
 class DenseOperator final : public DeviceOperator {
 public:
+  /// A copy of the host matrix A in our own layout.
   DenseOperator(const DenseView &A, KernelFlavor flavor, int device)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), flavor_(resolve(flavor, kDenseDefault))
   {
-    if (A.rows < 0 || A.cols < 0 || A.ld < std::max<index_t>(1, A.rows) || (A.rows * A.cols > 0 && !A.values))
-      throw Error("make_dense_operator: need rows, cols >= 0, ld >= max(1, rows) and values (rows = " +
-                  std::to_string(A.rows) + ", cols = " + std::to_string(A.cols) + ", ld = " + std::to_string(A.ld) + ")");
+    check_view(A, "make_dense_operator");
     ScopedDevice guard(device_);
     // Our own leading dimension, a multiple of 16 doubles: every column starts on a 128-byte line, so
     // the gemv's 16-byte loads are aligned and each warp's column segment is whole cache lines. The
     // padding is zeroed (the gemv never reads it for a full tile, but it must never be NaN).
     ld_ = (std::max<index_t>(rows_, 1) + 15) / 16 * 16;
     const std::size_t count = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(cols_);
-    values_ = DeviceBuffer<double>(count, "dense operator matrix");
-    upload_matrix(values_.data(), static_cast<std::size_t>(ld_), A.values, static_cast<std::size_t>(A.ld),
+    values_ = MatrixArray<double>::own(DeviceBuffer<double>(count, "dense operator matrix"));
+    upload_matrix(values_.owned.data(), static_cast<std::size_t>(ld_), A.values, static_cast<std::size_t>(A.ld),
                   static_cast<std::size_t>(rows_), static_cast<std::size_t>(cols_)); // the padding as zeros
-    if (flavor_ == KernelFlavor::Custom) {
-      workspace_ = DeviceBuffer<unsigned char>(kernels::dense_gemv_workspace_bytes(rows_, cols_), "dense gemv workspace");
-      if (workspace_.bytes()) CUDALANCZOS_CHECK(cudaMemset(workspace_.data(), 0, workspace_.bytes()));
-    } else {
-      cublas_ = make_cublas(nullptr);
-    }
-    wait_for_uploads();
+    make_scratch();
+  }
+
+  /// The caller's device matrix A, used in place with its own leading dimension.
+  DenseOperator(const DenseView &A, KernelFlavor flavor, int device, std::string origin)
+      : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), ld_(A.ld), in_place_(true), origin_(std::move(origin))
+  {
+    check_view(A, "make_dense_operator_on_device");
+    ScopedDevice guard(device_);
+    if (rows_ * cols_ > 0) check_device_pointer(A.values, device_, "make_dense_operator_on_device: the values");
+    values_ = MatrixArray<double>::borrow(A.values);
+    // kDenseDefault (custom) was measured on our own layout; another one gets cuBLAS unless custom is asked for.
+    const bool our_layout = ld_ % 16 == 0 && reinterpret_cast<std::uintptr_t>(A.values) % 128 == 0;
+    flavor_ = resolve(flavor, our_layout ? kDenseDefault : KernelFlavor::Vendor);
+    vendor_for_layout_ = flavor == KernelFlavor::Default && !our_layout;
+    make_scratch();
   }
 
   index_t rows() const override { return rows_; }
@@ -132,7 +179,7 @@ public:
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
     if (flavor_ == KernelFlavor::Custom) {
-      kernels::dense_gemv(rows_, cols_, values_.data(), ld_, x, y, workspace_.data(), workspace_.bytes(), s);
+      kernels::dense_gemv(rows_, cols_, values_.data, ld_, x, y, workspace_.data(), workspace_.bytes(), s);
       return;
     }
     if (rows_ == 0) return;
@@ -142,7 +189,7 @@ public:
     }
     const double one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cublasSetStream(cublas_.get(), s));
-    CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, rows_, cols_, &one, values_.data(), ld_, x, 1, &zero, y, 1));
+    CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, rows_, cols_, &one, values_.data, ld_, x, 1, &zero, y, 1));
   }
 
   // One dgemm for both flavors: b gemvs would stream the matrix b times. b = 1 stays the gemv apply().
@@ -158,22 +205,48 @@ public:
     const double one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cublasSetStream(cublas_.get(), s));
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rows_, b, cols_, &one, values_.data(), ld_, X,
+    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rows_, b, cols_, &one, values_.data, ld_, X,
                                      ldx, &zero, Y, ldy));
   }
 
   std::string description() const override
   {
-    return "dense " + size_text(rows_, cols_) +
-           (flavor_ == KernelFlavor::Custom ? ", custom tiled gemv" : ", cuBLAS dgemv");
+    std::string d = "dense " + size_text(rows_, cols_) + (flavor_ == KernelFlavor::Custom ? ", custom tiled gemv" : ", cuBLAS dgemv");
+    if (vendor_for_layout_)
+      d += " (leading dimension " + std::to_string(ld_) + ": not the 16-aligned layout the custom gemv was measured on)";
+    if (in_place()) d += " (" + origin_ + ", used in place)";
+    return d;
   }
-  std::size_t device_bytes() const override { return values_.bytes() + workspace_.bytes(); }
+  std::size_t device_bytes() const override { return values_.owned.bytes() + workspace_.bytes(); }
+  bool in_place() const override { return in_place_; }
 
 private:
+  static void check_view(const DenseView &A, const char *what)
+  {
+    if (A.rows < 0 || A.cols < 0 || A.ld < std::max<index_t>(1, A.rows) || (A.rows * A.cols > 0 && !A.values))
+      throw Error(std::string(what) + ": need rows, cols >= 0, ld >= max(1, rows) and values (rows = " + std::to_string(A.rows) +
+                  ", cols = " + std::to_string(A.cols) + ", ld = " + std::to_string(A.ld) + ")");
+  }
+
+  // The custom gemv's workspace (zeroed) or the vendor flavor's cuBLAS handle, on the current device.
+  void make_scratch()
+  {
+    if (flavor_ == KernelFlavor::Custom) {
+      workspace_ = DeviceBuffer<unsigned char>(kernels::dense_gemv_workspace_bytes(rows_, cols_), "dense gemv workspace");
+      if (workspace_.bytes()) CUDALANCZOS_CHECK(cudaMemset(workspace_.data(), 0, workspace_.bytes()));
+    } else {
+      cublas_ = make_cublas(nullptr);
+    }
+    wait_for_uploads();
+  }
+
   int device_;
   index_t rows_, cols_, ld_ = 1;
-  KernelFlavor flavor_;
-  DeviceBuffer<double> values_;
+  KernelFlavor flavor_ = KernelFlavor::Custom;
+  bool in_place_ = false;          // the caller's device matrix (make_dense_operator_on_device)
+  bool vendor_for_layout_ = false; // in place, default flavor: cuBLAS because of the caller's layout
+  std::string origin_;             // in place: whose memory (description)
+  MatrixArray<double> values_;
   DeviceBuffer<unsigned char> workspace_; // custom: the gemv's split partial sums and tile counters
   // Vendor: made here; custom: made by the first apply_block. Its stream is set to the caller's at each
   // apply.
@@ -201,15 +274,41 @@ void validate_csr(const CsrView &A)
 
 class CsrOperator final : public DeviceOperator {
 public:
+  /// A copy of the host matrix A, which has been through validate_csr (make_csr_operator).
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
         interleaved_blocks_(flavor != KernelFlavor::Vendor)
   {
-    // A has been through validate_csr (make_csr_operator).
     ScopedDevice guard(device_);
-    rowptr_ = upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers");
-    colind_ = upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices");
-    values_ = upload(A.values, static_cast<std::size_t>(nnz_), "CSR values");
+    rowptr_ = MatrixArray<int>::own(upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers"));
+    colind_ = MatrixArray<int>::own(upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices"));
+    values_ = MatrixArray<double>::own(upload(A.values, static_cast<std::size_t>(nnz_), "CSR values"));
+    if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
+    wait_for_uploads();
+  }
+
+  /// The caller's device CSR matrix A, used in place. Only the sizes and where the arrays live are
+  /// checked: the indices are on the device (see make_csr_operator_on_device).
+  CsrOperator(const CsrView &A, KernelFlavor flavor, int device, std::string origin)
+      : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
+        interleaved_blocks_(flavor != KernelFlavor::Vendor), in_place_(true), origin_(std::move(origin))
+  {
+    const auto fail = [&](const std::string &why) {
+      throw Error("make_csr_operator_on_device: " + why + " (rows = " + std::to_string(A.rows) + ", cols = " +
+                  std::to_string(A.cols) + ", nnz = " + std::to_string(A.nnz) + ")");
+    };
+    if (A.rows < 0 || A.cols < 0 || A.nnz < 0) fail("negative size");
+    if (A.nnz > 2147483647 || A.rows > 2147483646 || A.cols > 2147483647) fail("32-bit indices cannot address this matrix");
+    if (!A.rowptr || (A.nnz > 0 && (!A.colind || !A.values))) fail("missing arrays");
+    ScopedDevice guard(device_);
+    check_device_pointer(A.rowptr, device_, "make_csr_operator_on_device: the row pointers");
+    if (nnz_ > 0) {
+      check_device_pointer(A.colind, device_, "make_csr_operator_on_device: the column indices");
+      check_device_pointer(A.values, device_, "make_csr_operator_on_device: the values");
+    }
+    rowptr_ = MatrixArray<int>::borrow(A.rowptr);
+    colind_ = MatrixArray<int>::borrow(A.colind);
+    values_ = MatrixArray<double>::borrow(A.values);
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
     wait_for_uploads();
   }
@@ -224,7 +323,7 @@ public:
     const auto s = static_cast<cudaStream_t>(stream);
     if (rows_ == 0) return;
     if (flavor_ == KernelFlavor::Custom) {
-      kernels::csr_spmv(rows_, nnz_, rowptr_.data(), colind_.data(), values_.data(), x, y, s);
+      kernels::csr_spmv(rows_, nnz_, rowptr_.data, colind_.data, values_.data, x, y, s);
       return;
     }
     if (nnz_ == 0) {
@@ -249,7 +348,7 @@ public:
     const auto s = static_cast<cudaStream_t>(stream);
     if (rows_ == 0 || b == 0) return;
     if (interleaved_blocks_)
-      return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(), b, X, ldx, Y, ldy,
+      return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data, colind_.data, values_.data, b, X, ldx, Y, ldy,
                                interleaved_scratch(interleaved_, cols_, b), s);
     if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
     const double one = 1.0, zero = 0.0;
@@ -267,13 +366,15 @@ public:
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
            (flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
             : interleaved_blocks_           ? "cuSPARSE SpMV, interleaved block products"
-                                            : "cuSPARSE SpMV and SpMM");
+                                            : "cuSPARSE SpMV and SpMM") +
+           (in_place_ ? " (" + origin_ + ", used in place)" : "");
   }
   std::size_t device_bytes() const override
   {
-    return rowptr_.bytes() + colind_.bytes() + values_.bytes() + buffer_.bytes() + spmm_buffer_.bytes() +
+    return rowptr_.owned.bytes() + colind_.owned.bytes() + values_.owned.bytes() + buffer_.bytes() + spmm_buffer_.bytes() +
            interleaved_.bytes();
   }
+  bool in_place() const override { return in_place_; }
 
 private:
   static constexpr cusparseSpMVAlg_t kAlgorithm = CUSPARSE_SPMV_CSR_ALG1;
@@ -288,12 +389,7 @@ private:
   {
     if (spmm_b_ == b && spmm_ldx_ == ldx && spmm_ldy_ == ldy) return;
     spmm_b_ = 0; // until the shape is complete: a throw below leaves no half-made shape behind
-    if (!spmm_matrix_) {
-      cusparseSpMatDescr_t m{};
-      CUDALANCZOS_CHECK(cusparseCreateCsr(&m, rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(),
-                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      spmm_matrix_ = CusparseSpMat(m);
-    }
+    if (!spmm_matrix_) spmm_matrix_ = matrix_descriptor();
     spmm_x_ = make_dense_matrix(cols_, b, ldx, X);
     spmm_y_ = make_dense_matrix(rows_, b, ldy, Y);
     const double one = 1.0, zero = 0.0;
@@ -309,16 +405,24 @@ private:
     spmm_b_ = b, spmm_ldx_ = ldx, spmm_ldy_ = ldy;
   }
 
+  // A cuSPARSE descriptor of the matrix. It takes non-const pointers, but SpMV and SpMM only read the
+  // matrix (the caller's device arrays, when in place, are never written).
+  CusparseSpMat matrix_descriptor() const
+  {
+    cusparseSpMatDescr_t m{};
+    CUDALANCZOS_CHECK(cusparseCreateCsr(&m, rows_, cols_, nnz_, const_cast<int *>(rowptr_.data), const_cast<int *>(colind_.data),
+                                        const_cast<double *>(values_.data), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    return CusparseSpMat(m);
+  }
+
   // Descriptors and the SpMV buffer are made once here, so apply() allocates nothing. The dense-vector
   // descriptors get their pointers at each apply; scratch vectors stand in for them during the
   // buffer-size query and the preprocessing, which analyse the matrix only.
   void setup_cusparse()
   {
     cusparse_ = make_cusparse(nullptr);
-    cusparseSpMatDescr_t m{};
-    CUDALANCZOS_CHECK(cusparseCreateCsr(&m, rows_, cols_, nnz_, rowptr_.data(), colind_.data(), values_.data(),
-                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-    matrix_ = CusparseSpMat(m);
+    matrix_ = matrix_descriptor();
     DeviceBuffer<double> xs(static_cast<std::size_t>(std::max<index_t>(cols_, 1)), "SpMV setup scratch");
     DeviceBuffer<double> ys(static_cast<std::size_t>(rows_), "SpMV setup scratch");
     CUDALANCZOS_CHECK(cudaMemset(xs.data(), 0, xs.bytes()));
@@ -345,8 +449,10 @@ private:
   index_t rows_, cols_, nnz_;
   KernelFlavor flavor_;
   bool interleaved_blocks_; // apply_block: kernels::csr_spmm (else cuSPARSE SpMM)
-  DeviceBuffer<int> rowptr_, colind_;
-  DeviceBuffer<double> values_;
+  bool in_place_ = false; // the caller's device matrix (make_csr_operator_on_device)
+  std::string origin_;    // in place: whose memory (description)
+  MatrixArray<int> rowptr_, colind_;
+  MatrixArray<double> values_;
   CusparseHandle cusparse_;
   CusparseSpMat matrix_;
   CusparseDnVec x_, y_;
@@ -519,6 +625,26 @@ std::shared_ptr<DeviceOperator> make_callback_operator(index_t rows, index_t col
                                                        std::string description, int device)
 {
   return std::make_shared<CallbackOperator>(rows, cols, std::move(apply), std::move(description), device);
+}
+
+std::shared_ptr<DeviceOperator> make_dense_operator_on_device(const DenseView &deviceA, KernelFlavor flavor, int device,
+                                                              std::string origin)
+{
+  return std::make_shared<DenseOperator>(deviceA, flavor, device, std::move(origin));
+}
+
+std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const CsrView &deviceA, KernelFlavor flavor, int device,
+                                                            std::string origin)
+{
+  return std::make_shared<CsrOperator>(deviceA, flavor, device, std::move(origin));
+}
+
+int device_of(const void *p)
+{
+  if (!p) return -1;
+  cudaPointerAttributes a{};
+  CUDALANCZOS_CHECK(cudaPointerGetAttributes(&a, p));
+  return a.type == cudaMemoryTypeDevice ? a.device : -1;
 }
 
 } // namespace cudalanczos::cuda

@@ -1,7 +1,8 @@
 /*
    The GPU side of EPSCUDALANCZOS's PETSc layer: choosing the device, uploading the matrix once (dense or
-   AIJ with STSHIFT) and caching it while the Mat's object state is unchanged, and the STApply fallback
-   for everything else. Compiled without CUDA too: then backend "cuda" is a clear error.
+   AIJ with STSHIFT) and caching it while the Mat's object state is unchanged, using a CUDA PETSc's device
+   Mat (MATSEQAIJCUSPARSE, MATSEQDENSECUDA) in place instead, and the STApply fallback for everything
+   else. Compiled without CUDA too: then backend "cuda" is a clear error.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -9,6 +10,9 @@
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
+#if defined(PETSC_HAVE_CUDA)
+#include <petscdevice.h>
+#endif
 #endif
 
 #include <algorithm>
@@ -50,10 +54,96 @@ cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
   }
 }
 
+#if defined(PETSC_HAVE_CUDA)
+static_assert(sizeof(PetscInt) == sizeof(int), "PETSc's device CSR arrays are used in place as the operators' 32-bit indices");
+
+/// Where a device Mat's data is: PETSc's own device arrays (device pointers), and the device they are on.
+struct DeviceMatData {
+  cuda::DenseView dense; // MATSEQDENSECUDA
+  cuda::CsrView   csr;   // MATSEQAIJCUSPARSE
+  int             device = -1; // -1: not device memory (then not used in place)
+};
+
+// PETSc's device arrays of a MATSEQDENSECUDA (isdense) or MATSEQAIJCUSPARSE, taken and given back at once:
+// they stay valid while A's object state is unchanged (PETSc moves it whenever they may change). Taking
+// them makes A's device data current (PETSc copies values last set on the host, as its own MatMult would).
+PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
+{
+  PetscInt m, n;
+  const void *where;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  PetscCall(MatGetSize(A, nullptr, &n));
+  if (isdense) {
+    const PetscScalar *a;
+    PetscInt           lda;
+    PetscCall(MatDenseGetLDA(A, &lda));
+    PetscCall(MatDenseCUDAGetArrayRead(A, &a));
+    d->dense = cuda::DenseView{m, n, lda, a};
+    where    = a;
+    PetscCall(MatDenseCUDARestoreArrayRead(A, &a));
+  } else {
+    const PetscInt    *i, *j;
+    const PetscScalar *a;
+    MatInfo            info;
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &i, &j)); // uncompressed: every row, empty ones too
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &a));
+    d->csr = cuda::CsrView{m, n, (index_t)info.nz_used, i, j, a};
+    where  = i;
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &a));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &i, &j));
+  }
+  PetscCallCXX(d->device = cuda::device_of(where));
+  PetscFunctionReturn(0);
+}
+
+// ctx->device_op on A's own device data, used in place (nothing copied; 0 uploaded bytes): the operator
+// composed on A when A's state is unchanged since it was made (this EPS's cached backend then stays), else
+// a new one, composed on A for the next solve. Its device is the one A's data is on. PETSc queues its
+// work on its device context's stream: before a new operator's first product (the cuSPARSE analysis
+// reads the matrix), that stream is synchronized, once; an unchanged state means no write to A has been
+// queued since.
+PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatData &d)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  PetscCheck(ctx->device < 0 || ctx->device == d.device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "-eps_cudalanczos_device %" PetscInt_FMT " was chosen, but the %s Mat's data lives on CUDA device %d, where PETSc put it, and "
+             "EPSCUDALANCZOS uses it there in place: choose device %d, or leave the device to the solver",
+             ctx->device, ((PetscObject)A)->type_name, d.device, d.device);
+  std::shared_ptr<const void> copy;
+  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, d.device, &copy));
+  if (copy) {
+    PetscCallCXX(ctx->device_op = std::move(copy));
+    PetscFunctionReturn(0);
+  }
+  // A stale operator (its pointers may be gone) goes before the new one is made: A let go of it above.
+  if (ctx->backend_cache_op == ctx->device_op) {
+    PetscCallCXX(ctx->backend_cache.reset());
+    PetscCallCXX(ctx->backend_cache_op.reset());
+  }
+  PetscCallCXX(ctx->device_op.reset());
+  PetscDeviceContext dctx;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextSynchronize(dctx));
+  std::shared_ptr<const cuda::DeviceOperator> op;
+  const char *origin = "PETSc's device array";
+  if (isdense) PetscCallCXX(op = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), d.device, origin));
+  else PetscCallCXX(op = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), d.device, origin));
+  PetscCallCXX(ctx->device_op = std::move(op));
+  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, d.device, ctx->device_op, 0));
+  PetscFunctionReturn(0);
+}
+#endif
+
 // Makes ctx->device_op the operator of A on `device`: A's device copy when it has a current one (no byte
-// moves), a CUDA MatShell's own operator, or a new upload (dense or AIJ on one process; MPIAIJ or
-// MPIDENSE row-distributed, one device per rank) composed on A for the next EPS. Leaves it null when A
-// cannot live on the device (other types, other types on several processes). Collective.
+// moves), a CUDA MatShell's own operator, a CUDA PETSc's device Mat used in place (MATSEQAIJCUSPARSE,
+// MATSEQDENSECUDA, on the device its data is on), or a new upload (dense or AIJ on one process; MPIAIJ
+// or MPIDENSE row-distributed, one device per rank) composed on A for the next EPS. Leaves it null when
+// A cannot live on the device (other types, other types on several processes). Collective.
 PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -74,6 +164,26 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &isdense));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &isaij));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+#if defined(PETSC_HAVE_CUDA)
+  // A device Mat: its own device arrays, used in place. Bound to the CPU (its data is on the host), or
+  // not in device memory after all, it is uploaded like the host type it extends.
+  PetscBool iscudadense, iscudaaij, bound = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSECUDA, &iscudadense));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &iscudaaij));
+  if (iscudadense || iscudaaij) {
+    PetscCall(MatBoundToCPU(A, &bound));
+    if (!bound) {
+      DeviceMatData d;
+      PetscCall(GetDeviceMatData(A, iscudadense, &d));
+      if (d.device >= 0) {
+        PetscCall(UseDeviceMat(eps, A, iscudadense, d));
+        PetscFunctionReturn(0);
+      }
+    }
+    isdense = iscudadense;
+    isaij   = iscudaaij;
+  }
+#endif
   if (!ismpiaij && !ismpidense && (size > 1 || (!isdense && !isaij))) { // STApply on the host
     PetscCallCXX(ctx->device_op.reset());
     PetscFunctionReturn(0);
@@ -188,7 +298,7 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
       eps->nev < 10 || eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
     PetscFunctionReturn(0);
   PetscCall(STGetMatrix(eps->st, 0, &A));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSE, &dense));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));
   if (!dense) PetscFunctionReturn(0);
   PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
   if (!use_cuda) PetscFunctionReturn(0);
@@ -246,6 +356,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
     PetscBool isshell;
     PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSHELL, &isshell));
     PetscCallCXX(ctx->operator_desc = op->description() + (isshell                ? "; a CUDA MatShell's own operator"
+                                                           : op->in_place()      ? "; nothing copied"
                                                            : ctx->uploaded_bytes ? "; copied from the host Mat by this solve, kept with the Mat"
                                                                                  : "; the Mat's device copy, made by an earlier solve"));
   } else {

@@ -116,7 +116,8 @@ PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczo
 /// A's device copy (mat_device_copy.cpp) when it is current for these kernels and this device on every
 /// rank, else null (a stale copy is dropped first, so that the new upload does not sit beside it). Collective.
 PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op);
-/// Composes `op` on A as its device copy, made from A's present state; `bytes` is its device memory. Not collective.
+/// Composes `op` on A as its device copy, made from A's present state; `bytes` is its device memory (0: an
+/// operator on A's own device data, used in place, not counted as a copy). Not collective.
 PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes);
 /// Drops A's device copy when A changed since it was made (EPSReset: a changed Mat solved no more). Not collective.
 PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);

@@ -8,6 +8,10 @@
    assembly, MatZeroEntries, a new nonzero pattern: each moves the object state) is dropped by the next
    solve that sees it, before the new upload, or by EPSReset; a Mat that is never solved again keeps
    its stale copy until it is destroyed. The process counts the copies alive and their bytes (-eps_view).
+
+   A CUDA PETSc's device Mat is not copied: the operator composed on it uses the Mat's own device arrays
+   in place (cuda_operator.cpp), 0 bytes, and is not counted as a copy. The same keys make it current:
+   PETSc moves the object state whenever those arrays may change.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -32,7 +36,7 @@ std::atomic<std::size_t> copies_alive{0}, bytes_alive{0};
 void Forget(MatDeviceCopy *copy) noexcept
 {
   if (!copy->op) return;
-  copies_alive -= 1;
+  if (copy->bytes) copies_alive -= 1; // an operator on the Mat's own device data (0 bytes) is no copy
   bytes_alive -= copy->bytes;
   copy->op.reset(); // the last owner frees the device memory here
   copy->bytes = 0;
@@ -129,7 +133,7 @@ PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::
   copy->device  = device;
   copy->bytes   = bytes;
   PetscCallCXX(copy->op = std::move(op));
-  if (copy->op) {
+  if (copy->op && bytes) {
     copies_alive += 1;
     bytes_alive += bytes;
   }

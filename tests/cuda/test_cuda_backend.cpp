@@ -747,6 +747,154 @@ TEST_F(DeviceOperators, OnlyUniformSquareCsrUsesThePatternKernel)
   EXPECT_FALSE(pattern(with_values(random_csr(40, 30, 3.0, 4), 1.0, [](index_t) { return nan; }))) << "not square";
 }
 
+// --- operators on the caller's device memory, used in place (make_*_operator_on_device) ---
+
+/// A CSR matrix's arrays on the device, and the view of them.
+struct DeviceCsr {
+  DeviceBuffer<int> rowptr, colind;
+  DeviceBuffer<double> values;
+  CsrView view;
+};
+
+DeviceCsr to_device(const Csr &A)
+{
+  DeviceCsr d{upload(A.rowptr), upload(A.colind), upload(A.values), {}};
+  d.view = {A.rows, A.cols, static_cast<index_t>(A.colind.size()), d.rowptr.data(), d.colind.data(), d.values.data()};
+  return d;
+}
+
+bool says_in_place(const DeviceOperator &op) { return op.description().find("used in place") != std::string::npos; }
+
+/// op->apply on a random x against `apply` on the host, within 2 (terms + 1) eps of the scale.
+void expect_apply(const DeviceOperator &op, const std::function<void(const double *, double *, bool)> &apply, index_t terms,
+                  cudaStream_t stream, std::uint64_t seed)
+{
+  const std::vector<double> x = random_vector(static_cast<std::size_t>(op.cols()), seed);
+  DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(op.rows()));
+  poison(dy.data(), dy.size());
+  op.apply(dx.data(), dy.data(), stream);
+  const std::vector<double> y = download(dy.data(), dy.size());
+  std::vector<double> ref(y.size()), scale(y.size());
+  apply(x.data(), ref.data(), false);
+  apply(x.data(), scale.data(), true);
+  for (index_t i = 0; i < op.rows(); ++i)
+    ASSERT_LE(std::abs(y[i] - ref[i]), 2 * (terms + 1) * eps * scale[i]) << "row " << i << " y " << y[i] << " ref " << ref[i];
+}
+
+TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
+{
+  // Leading dimensions that are and are not multiples of 16 (PETSc's is the row count by default); the
+  // padding rows hold NaN, so a kernel that read them would fail.
+  std::uint64_t seed = 12000;
+  for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto [rows, cols, ld] : std::vector<std::tuple<index_t, index_t, index_t>>{{0, 0, 1},
+                                                                                     {1, 1, 1},
+                                                                                     {31, 33, 35},
+                                                                                     {33, 31, 33},
+                                                                                     {40, 37, 48},
+                                                                                     {1000, 1000, 1003},
+                                                                                     {1000, 999, 1008},
+                                                                                     {4097, 100, 4097},
+                                                                                     {100, 4097, 101},
+                                                                                     {5, 0, 5}}) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " ld " + std::to_string(ld));
+      Dense A = random_dense(rows, cols, ld, seed += 11);
+      const DeviceBuffer<double> dA = upload(A.a);
+      const auto op = make_dense_operator_on_device({rows, cols, ld, dA.data()}, f, -1);
+      EXPECT_EQ(op->rows(), rows);
+      EXPECT_EQ(op->cols(), cols);
+      EXPECT_TRUE(op->in_place());
+      EXPECT_TRUE(says_in_place(*op)) << op->description();
+      // The default takes the custom gemv on our own layout only (cudaMalloc'd: 256-byte aligned).
+      const bool custom = f == KernelFlavor::Custom || (f == KernelFlavor::Default && ld % 16 == 0);
+      EXPECT_EQ(op->description().find("custom tiled gemv") != std::string::npos, custom) << op->description();
+      if (f == KernelFlavor::Default && !custom) {
+        EXPECT_NE(op->description().find("leading dimension " + std::to_string(ld)), std::string::npos) << op->description();
+      }
+      // Its own scratch only: the custom gemv's workspace, or nothing (cuBLAS).
+      EXPECT_EQ(op->device_bytes(), custom ? kernels::dense_gemv_workspace_bytes(rows, cols) : 0u);
+      const auto apply = [&A](const double *x, double *y, bool absolute) {
+        if (!absolute) return A.apply(x, y);
+        const std::vector<double> sc = A.scale(x);
+        std::copy(sc.begin(), sc.end(), y);
+      };
+      expect_apply(*op, apply, cols, stream(), seed + 1);
+      if (HasFatalFailure()) return;
+      expect_apply_block(*op, apply, cols, stream(), seed + 2);
+      if (HasFatalFailure()) return;
+      // Nothing was copied: the product reads the caller's memory. (Callers must not change it under an
+      // operator; the dense kernels keep nothing derived from the values, so here it shows the reads.)
+      A = random_dense(rows, cols, ld, seed + 3);
+      if (!A.a.empty())
+        CUDALANCZOS_CHECK(cudaMemcpy(dA.data(), A.a.data(), A.a.size() * sizeof(double), cudaMemcpyHostToDevice));
+      wait_default_stream();
+      expect_apply(*op, apply, cols, stream(), seed + 4);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
+{
+  std::uint64_t seed = 12500;
+  std::vector<std::pair<std::string, Csr>> cases{{"laplacian", laplacian(33)}}; // uniform: no pattern kernel in place
+  for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
+           {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {1000, 1000, 0.3}, {4097, 4097, 17.0}, {33, 10, 2.0}, {5, 9, 0.0}})
+    cases.emplace_back("random " + std::to_string(rows) + "x" + std::to_string(cols), random_csr(rows, cols, mean, seed += 7));
+  for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto &[name, A] : cases) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + name);
+      const DeviceCsr d = to_device(A);
+      const auto op = make_csr_operator_on_device(d.view, f, -1);
+      EXPECT_EQ(op->rows(), A.rows);
+      EXPECT_EQ(op->cols(), A.cols);
+      EXPECT_TRUE(op->in_place());
+      EXPECT_TRUE(says_in_place(*op)) << op->description();
+      EXPECT_FALSE(uses_pattern(*op)) << op->description();
+      EXPECT_EQ(op->description().find("custom vector-per-row SpMV") != std::string::npos, f == KernelFlavor::Custom)
+          << op->description();
+      // Its own scratch only: the uploaded operator's bytes less the matrix (the same cuSPARSE buffers).
+      const auto copy = make_csr_operator(csr_view(A), f == KernelFlavor::Default ? KernelFlavor::Vendor : f, -1);
+      const std::size_t matrix_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int) + A.values.size() * sizeof(double);
+      EXPECT_EQ(op->device_bytes() + matrix_bytes, copy->device_bytes());
+      index_t longest = 0;
+      for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
+      const auto apply = [&A](const double *x, double *y, bool absolute) { csr_apply(A, x, y, absolute); };
+      expect_apply(*op, apply, longest, stream(), seed + 1);
+      if (HasFatalFailure()) return;
+      expect_apply_block(*op, apply, longest, stream(), seed + 2);
+      if (HasFatalFailure()) return;
+      if (f == KernelFlavor::Custom) { // nothing copied: new values in the caller's array are what the kernel reads
+        for (double &v : A.values) v = -2 * v + 0.5;
+        if (!A.values.empty())
+          CUDALANCZOS_CHECK(cudaMemcpy(d.values.data(), A.values.data(), A.values.size() * sizeof(double), cudaMemcpyHostToDevice));
+        wait_default_stream();
+        expect_apply(*op, apply, longest, stream(), seed + 3);
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+TEST_F(DeviceOperators, OnDeviceOperatorsRejectHostMemory)
+{
+  const Dense A = random_dense(9, 9, 9, 1);
+  const Csr S = laplacian(3);
+  EXPECT_THROW(make_dense_operator_on_device(A.view(), KernelFlavor::Custom, -1), Error);
+  EXPECT_THROW(make_csr_operator_on_device(csr_view(S), KernelFlavor::Vendor, -1), Error);
+  DeviceCsr d = to_device(S);
+  CsrView mixed = d.view;
+  mixed.values = S.values.data(); // one host array among device ones
+  EXPECT_THROW(make_csr_operator_on_device(mixed, KernelFlavor::Custom, -1), Error);
+  CsrView bad = d.view;
+  bad.nnz = -1;
+  EXPECT_THROW(make_csr_operator_on_device(bad, KernelFlavor::Custom, -1), Error);
+  EXPECT_THROW(make_dense_operator_on_device({9, 9, 8, d.values.data()}, KernelFlavor::Custom, -1), Error); // ld < rows
+  int current = -1;
+  CUDALANCZOS_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(device_of(d.values.data()), current);
+  EXPECT_EQ(device_of(S.values.data()), -1);
+  EXPECT_EQ(device_of(nullptr), -1);
+}
+
 TEST_F(DeviceOperators, ApplyBlockBadArgumentsThrow)
 {
   const Dense A = random_dense(9, 9, 9, 1);
@@ -787,11 +935,17 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
       std::shared_ptr<const DeviceOperator> op; // null: the host-apply fallback
       HostApply host;
     };
+    const DeviceBuffer<double> dA = upload(A.a); // the in-place operators' matrices (leading dimension n + 1)
+    const DeviceCsr dS = to_device(S);
     const std::vector<Case> cases{
         {"dense custom", make_dense_operator(A.view(), KernelFlavor::Custom, -1), dense},
         {"dense vendor", make_dense_operator(A.view(), KernelFlavor::Vendor, -1), dense},
+        {"dense custom in place", make_dense_operator_on_device({n, n, n + 1, dA.data()}, KernelFlavor::Custom, -1), dense},
+        {"dense default in place", make_dense_operator_on_device({n, n, n + 1, dA.data()}, KernelFlavor::Default, -1), dense},
         {"CSR custom", make_csr_operator(csr_view(S), KernelFlavor::Custom, -1), sparse},
         {"CSR vendor", make_csr_operator(csr_view(S), KernelFlavor::Vendor, -1), sparse},
+        {"CSR custom in place", make_csr_operator_on_device(dS.view, KernelFlavor::Custom, -1), sparse},
+        {"CSR default in place", make_csr_operator_on_device(dS.view, KernelFlavor::Default, -1), sparse},
         {"callback", make_callback_operator(n, n, twice, "2 I", -1), twice_host},
         {"host fallback", nullptr, dense}};
     for (const Case &c : cases) {

@@ -4,8 +4,10 @@
    a new EPS, for each kind of change: MatShift, MatScale, MatSetValues with assembly, MatZeroEntries,
    a new nonzero pattern. Also: two EPS sharing one Mat, a host Mat and (with a CUDA PETSc) a device
    Mat in one program, and, on the CUDA backend, the bytes each solve uploads (a new EPS on an unchanged
-   Mat: 0) and the device memory MatDestroy gives back. Every eigenvalue is compared with SLEPc's
-   krylovschur on the same Mat.
+   Mat: 0) and the device memory MatDestroy gives back. Dense Mats also with a leading dimension of n + 1
+   (on one process). With a CUDA PETSc and a GPU, the same for device Mats (aijcusparse, densecuda):
+   on the CUDA backend on one process they are used in place, 0 bytes uploaded by every solve, and each
+   change is still seen. Every eigenvalue is compared with SLEPc's krylovschur on the same Mat.
 
    Options: -eps_cudalanczos_backend host|cuda (CI passes host), -n N (default 400).
 */
@@ -17,16 +19,52 @@
 
 static PetscInt n = 400;
 static const PetscInt nev = 3;
+static PetscInt lda_pad = 0; /* > 0: dense Mats on one process get the leading dimension n + lda_pad */
+static int devices = 0;      /* CUDA devices this process sees (0 where the plugin has no CUDA) */
+
+static PetscBool IsDenseType(MatType type)
+{
+  PetscBool dense = (PetscBool)(strcmp(type, MATDENSE) == 0);
+#if defined(PETSC_HAVE_CUDA)
+  dense = (PetscBool)(dense || strcmp(type, MATDENSECUDA) == 0);
+#endif
+  return dense;
+}
+
+static PetscBool IsDeviceType(MatType type)
+{
+#if defined(PETSC_HAVE_CUDA)
+  return (PetscBool)(strcmp(type, MATAIJCUSPARSE) == 0 || strcmp(type, MATDENSECUDA) == 0);
+#else
+  (void)type;
+  return PETSC_FALSE;
+#endif
+}
+
+/* Whether the CUDA backend uses a Mat of this type in place (a CUDA PETSc's device Mat on one process;
+   on several, the MPI device types go through STApply, uploading nothing either). */
+static PetscErrorCode InPlace(MatType type, PetscBool *in_place)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  *in_place = (PetscBool)(IsDeviceType(type) && size == 1 && devices > 0);
+  PetscFunctionReturn(0);
+}
 
 /* A tridiagonal matrix with a varying diagonal (distinct eigenvalues), AIJ (or dense) over the ranks. */
 static PetscErrorCode BuildMatrix(MatType type, Mat *A)
 {
-  PetscInt i, rstart, rend;
+  PetscInt    i, rstart, rend;
+  PetscMPIInt size;
 
   PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(*A, type));
+  if (lda_pad > 0 && size == 1 && IsDenseType(type)) PetscCall(MatDenseSetLDA(*A, n + lda_pad));
   PetscCall(MatSetUp(*A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (i = rstart; i < rend; ++i) {
@@ -85,7 +123,8 @@ static PetscErrorCode Uploaded(EPS eps, PetscBool *on_cuda, long *bytes)
 }
 
 /* Solves eps and checks its nev values against krylovschur on A; `upload` is what the CUDA backend must
-   report: 1 = some bytes, 0 = none, -1 = don't check. */
+   report: 1 = some bytes, 0 = none, 2 = none and the operator is the Mat's device data used in place,
+   -1 = don't check. */
 static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload)
 {
   PetscReal ref[8], err = 0;
@@ -108,31 +147,52 @@ static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload
   PetscCall(Uploaded(eps, &on_cuda, &bytes));
   if (on_cuda && upload >= 0) {
     char name[256];
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: %s", what, upload ? "the changed Mat is uploaded" : "nothing uploaded"));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: %s", what, upload == 1 ? "the changed Mat is uploaded" : "nothing uploaded"));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "%ld bytes", bytes));
-    PetscCall(Check((PetscBool)(upload ? bytes > 0 : bytes == 0), name, detail));
+    PetscCall(Check((PetscBool)(upload == 1 ? bytes > 0 : bytes == 0), name, detail));
+  }
+  if (on_cuda && upload == 2) {
+    char      line[512], name[256];
+    PetscBool found;
+    PetscCall(ViewLine(eps, "operator:", line, sizeof(line), &found));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: the Mat's device data used in place", what));
+    PetscCall(Check((PetscBool)(found && strstr(line, "(PETSc's device array, used in place)")), name, line));
   }
   PetscFunctionReturn(0);
 }
 
-/* Each change in place, seen by the same EPS after EPSSetOperators and by a new EPS. */
+/* Each change in place, seen by the same EPS after EPSSetOperators and by a new EPS. A device Mat used in
+   place uploads nothing, changed or not. */
 static PetscErrorCode ChangesAreSeen(MatType type)
 {
   const char *changes[] = {"MatShift", "MatScale", "MatSetValues", "MatZeroEntries", "new nonzero pattern"};
   PetscInt    c;
+  PetscBool   in_place;
+  char        kind[64];
 
   PetscFunctionBeginUser;
+  PetscCall(InPlace(type, &in_place));
+  const int changed = in_place ? 2 : IsDeviceType(type) ? 0 : 1, unchanged = in_place ? 2 : 0;
+  PetscCall(PetscSNPrintf(kind, sizeof(kind), "%s%s", type, lda_pad > 0 && IsDenseType(type) ? " (lda n + 1)" : ""));
   for (c = 0; c < 5; ++c) {
     Mat  A;
     EPS  eps, other;
     char name[256];
     PetscCall(BuildMatrix(type, &A));
+    if (c == 0 && lda_pad > 0 && IsDenseType(type)) {
+      PetscInt    lda;
+      PetscMPIInt size;
+      PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+      PetscCall(MatDenseGetLDA(A, &lda));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "lda %" PetscInt_FMT, lda));
+      if (size == 1) PetscCall(Check((PetscBool)(lda == n + lda_pad), "the dense Mat has the leading dimension asked for", name));
+    }
     PetscCall(CreateSolver(A, &eps));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: first solve", type, changes[c]));
-    PetscCall(SolveAndCheck(eps, A, name, 1));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: first solve", kind, changes[c]));
+    PetscCall(SolveAndCheck(eps, A, name, changed));
     PetscCall(CreateSolver(A, &other));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS on the unchanged Mat", type, changes[c]));
-    PetscCall(SolveAndCheck(other, A, name, 0));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS on the unchanged Mat", kind, changes[c]));
+    PetscCall(SolveAndCheck(other, A, name, unchanged));
     PetscCall(EPSDestroy(&other));
     switch (c) {
     case 0: PetscCall(MatShift(A, 3.0)); break;
@@ -163,11 +223,11 @@ static PetscErrorCode ChangesAreSeen(MatType type)
     } break;
     }
     PetscCall(EPSSetOperators(eps, A, NULL));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: the same EPS after EPSSetOperators", type, changes[c]));
-    PetscCall(SolveAndCheck(eps, A, name, 1));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: the same EPS after EPSSetOperators", kind, changes[c]));
+    PetscCall(SolveAndCheck(eps, A, name, changed));
     PetscCall(CreateSolver(A, &other));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS", type, changes[c]));
-    PetscCall(SolveAndCheck(other, A, name, 0));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s: a new EPS", kind, changes[c]));
+    PetscCall(SolveAndCheck(other, A, name, unchanged));
     PetscCall(EPSDestroy(&other));
     PetscCall(EPSDestroy(&eps));
     PetscCall(MatDestroy(&A));
@@ -198,24 +258,23 @@ static PetscErrorCode TwoSolversShareAMat(void)
 /* A host Mat and, with a CUDA PETSc, a device Mat of the same matrix in one program. */
 static PetscErrorCode HostAndDeviceMats(void)
 {
-  Mat A, D;
-  EPS ea, ed;
+  Mat       A, D;
+  EPS       ea, ed;
+  PetscBool device_mat = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(MATAIJ, &A));
-  int devices = 0;
-#if defined(CUDALANCZOS_TEST_CUDA)
-  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-#endif
 #if defined(PETSC_HAVE_CUDA)
-  if (devices > 0) PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
-  else
+  if (devices > 0) {
+    PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
+    PetscCall(InPlace(MATAIJCUSPARSE, &device_mat));
+  } else
 #endif
     PetscCall(MatConvert(A, MATDENSE, MAT_INITIAL_MATRIX, &D)); /* no device Mats here: another host type */
   PetscCall(CreateSolver(A, &ea));
   PetscCall(CreateSolver(D, &ed));
   PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat", -1));
-  PetscCall(SolveAndCheck(ed, D, "host and device Mats: the other", -1));
+  PetscCall(SolveAndCheck(ed, D, "host and device Mats: the other", device_mat ? 2 : -1));
   PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat again", 0));
   PetscCall(EPSDestroy(&ea));
   PetscCall(EPSDestroy(&ed));
@@ -257,12 +316,38 @@ static PetscErrorCode MatDestroyFreesTheCopy(void)
 
 int main(int argc, char **argv)
 {
+  PetscMPIInt size;
+
   PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_CUDA)
+  /* Debian's Open MPI is not CUDA-aware: PETSc must not hand it device buffers (device Mats on 2 ranks) */
+  PetscCall(PetscOptionsSetValue(NULL, "-use_gpu_aware_mpi", "0"));
+#endif
   PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
   PetscCall(EPSCUDALanczosRegister());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+#if defined(CUDALANCZOS_TEST_CUDA)
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+#endif
   PetscCall(ChangesAreSeen(MATAIJ));
   PetscCall(ChangesAreSeen(MATDENSE));
+  if (size == 1) { /* a leading dimension that is not the row count (nor a multiple of 16) */
+    lda_pad = 1;
+    PetscCall(ChangesAreSeen(MATDENSE));
+    lda_pad = 0;
+  }
+#if defined(PETSC_HAVE_CUDA)
+  if (devices > 0) { /* device Mats: in place on one process, lda n (400: a multiple of 16) and n + 1 */
+    PetscCall(ChangesAreSeen(MATAIJCUSPARSE));
+    PetscCall(ChangesAreSeen(MATDENSECUDA));
+    if (size == 1) {
+      lda_pad = 1;
+      PetscCall(ChangesAreSeen(MATDENSECUDA));
+      lda_pad = 0;
+    }
+  }
+#endif
   PetscCall(TwoSolversShareAMat());
   PetscCall(HostAndDeviceMats());
 #if defined(CUDALANCZOS_TEST_CUDA)
