@@ -943,7 +943,7 @@ void bench_upload()
   }
   set_upload_threads(0);
   { // a dense matrix whose leading dimension gets padding on the device (rows not a multiple of 16)
-    const std::size_t rows = 11585, cols = count / rows, ld = (rows + 15) / 16 * 16;
+    const std::size_t rows = 11585, ld = (rows + 15) / 16 * 16, cols = count / ld; // the image fits in dev
     const double s = wall_median([&] { upload_matrix(dev.data(), ld, host.data(), rows, rows, cols); });
     std::printf("| staged upload_matrix %zu x %zu, ld %zu (default threads) | %.1f | %.2f |\n", rows, cols, ld, rows * cols * 8.0 / s / 1e9,
                 pinned_s / s * (rows * cols * 8.0 / bytes));

@@ -189,19 +189,19 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
     PetscFunctionReturn(0);
   }
 
-  // This EPS lets go of its operator first: when A's copy is stale, it is then freed before the new
-  // upload, not after it (the peak is one copy, not two).
+  std::shared_ptr<const void> copy;
+  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, device, &copy));
+  if (copy) { // current: this EPS's backend, built on it, stays too
+    PetscCallCXX(ctx->device_op = std::move(copy));
+    PetscFunctionReturn(0);
+  }
+  // Stale or none (the Mat let go of a stale one): this EPS lets go of its operator too, so that the old
+  // copy is freed before the new upload, not after it (the peak is one copy, not two).
   if (ctx->backend_cache_op == ctx->device_op) {
     PetscCallCXX(ctx->backend_cache.reset());
     PetscCallCXX(ctx->backend_cache_op.reset());
   }
   PetscCallCXX(ctx->device_op.reset());
-  std::shared_ptr<const void> copy;
-  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, device, &copy));
-  if (copy) {
-    PetscCallCXX(ctx->device_op = std::move(copy));
-    PetscFunctionReturn(0);
-  }
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
   if (ismpiaij || ismpidense) { // this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)

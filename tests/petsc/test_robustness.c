@@ -337,7 +337,7 @@ static PetscErrorCode ErrorCases(void)
   PetscCall(ExpectFailure(ierr, "mpd 1 with nev 5 is refused at set-up", "mpd (1) leaves the projected problem no room"));
   {
     const char *text = NULL;
-    char       *specific = NULL;
+    TEST_ERROR_TEXT specific = NULL;
     PetscCall(PetscErrorMessage(ierr, &text, &specific));
     PetscCall(Check((PetscBool)(specific && strstr(specific, "at least 2") && strstr(specific, "nev 5") && strstr(specific, "ncv 6")),
                     "  the message names the least mpd, nev and ncv", specific ? specific : ""));

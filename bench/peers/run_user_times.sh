@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What a SLEPc user sees, side by side on the GPU host (bench_eps -user_times): the first EPSSolve of a
+# fresh process, a new EPS on a Mat solved before, and a re-solve on the same EPS, for
+#   cudalanczos  on Debian's PETSc 3.18 (host Mat: the device copy composed on the Mat),
+#   cudalanczos  on PETSc 3.26.1 with CUDA, host Mat and (-mat_type) device Mat,
+#   krylovschur  on PETSc 3.26.1 with CUDA, -mat_type aijcusparse|densecuda -vec_type cuda (SLEPc's GPU path),
+# and CuPy eigsh (bench/peers/peers.py: its re-solve time after a warm-up) where python3 has CuPy.
+#
+#   run_user_times.sh CARRY318 CARRY326 OUT [CASES] [KS]     CASES default "dense12288 powerlaw", KS "1 10"
+#
+# CARRY318: a carry folder of a 3.18 build (make gpu-pack); CARRY326: the plugin, bench_eps and lib/
+# (libpetsc/libslepc 3.26.1) of a build against tools/petsc-cuda.sh's PETSc. One JSON line per run in
+# OUT/user_times.jsonl, each process's output in OUT/logs/.
+set -uo pipefail
+c318=$(cd "$1" && pwd); c326=$(cd "$2" && pwd); out=$3
+cases=${4:-dense12288 powerlaw}; ks=${5:-1 10}
+mkdir -p "$out/logs"
+mats=${BENCH_SCRATCH:-/tmp/cudalanczos-bench/mats}
+mkdir -p "$mats"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+here=$(cd "$(dirname "$0")" && pwd)
+jsonl=$out/user_times.jsonl
+: >"$jsonl"
+
+run() { # NAME COMMAND...: one process, its JSON line kept
+  local name=$1; shift
+  timeout 240 "$@" >"$out/logs/$name.log" 2>&1
+  local rc=$?
+  grep '^{' "$out/logs/$name.log" | sed "s/^{/{\"run\":\"$name\",\"rc\":$rc,/" >>"$jsonl"
+  [ $rc -eq 0 ] || echo "{\"run\":\"$name\",\"rc\":$rc,\"status\":\"failed\"}" >>"$jsonl"
+}
+
+for case in $cases; do
+  case $case in
+    dense*) devtype=densecuda ;;
+    *) devtype=aijcusparse; [ -f "$mats/$case.csr" ] || "$c318/bench/peers/gen_matrices" "$mats" "$case" >"$out/logs/gen-$case.log" 2>&1 ;;
+  esac
+  for k in $ks; do
+    common=(-case "$case" -dir "$mats" -k "$k" -tol 1e-8 -user_times)
+    run "cudalanczos-3.18-$case-k$k" "$c318/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos
+    LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-hostmat-$case-k$k" \
+      "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -use_gpu_aware_mpi 0
+    LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-$devtype-$case-k$k" \
+      "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -mat_type "$devtype" -vec_type cuda -use_gpu_aware_mpi 0
+    LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "krylovschur-3.26-$devtype-$case-k$k" \
+      "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type krylovschur -mat_type "$devtype" -vec_type cuda -bv_type svec -use_gpu_aware_mpi 0
+  done
+  if python3 -c 'import cupy' 2>/dev/null; then
+    timeout 300 python3 "$here/peers.py" --solver eigsh --case "$case" --dir "$mats" --ks "$(echo $ks | tr ' ' ,)" \
+      >"$out/logs/cupy-$case.log" 2>&1
+    grep '^{' "$out/logs/cupy-$case.log" | sed "s/^{/{\"run\":\"cupy-eigsh-$case\",/" >>"$jsonl"
+  fi
+done
+echo "wrote $jsonl ($(wc -l <"$jsonl") lines)"
