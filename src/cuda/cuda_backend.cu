@@ -54,15 +54,7 @@ public:
       CUDALANCZOS_CHECK(cudaSetDevice(config.device)); // the PETSc layer's later CUDA calls land here too
     }
     CUDALANCZOS_CHECK(cudaGetDevice(&device_));
-    if (op_) {
-      if (op_->rows() != n_ || op_->cols() != n_)
-        throw Error("make_cuda_backend: the operator is " + std::to_string(op_->rows()) + "x" +
-                    std::to_string(op_->cols()) + " but the backend holds " + std::to_string(n_) +
-                    " local rows (an operator over several ranks must gather x itself: make_callback_operator)");
-      if (op_->device() != device_)
-        throw Error("make_cuda_backend: the operator lives on device " + std::to_string(op_->device()) +
-                    ", the backend on device " + std::to_string(device_));
-    }
+    if (op_) check_operator(*op_, "make_cuda_backend");
     // Column stride: a multiple of 32 doubles, so every column starts on a 256-byte boundary and the
     // kernels can use 16-byte loads whatever n is.
     ldv_ = (n_ + 31) / 32 * 32;
@@ -78,6 +70,28 @@ public:
       host_x_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply input");
       host_y_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply output");
     }
+  }
+
+  /// The operator checks of the constructor, for rebind() too.
+  void check_operator(const DeviceOperator &op, const char *who) const
+  {
+    if (op.rows() != n_ || op.cols() != n_)
+      throw Error(std::string(who) + ": the operator is " + std::to_string(op.rows()) + "x" + std::to_string(op.cols()) +
+                  " but the backend holds " + std::to_string(n_) +
+                  " local rows (an operator over several ranks must gather x itself: make_callback_operator)");
+    if (op.device() != device_)
+      throw Error(std::string(who) + ": the operator lives on device " + std::to_string(op.device()) + ", the backend on device " +
+                  std::to_string(device_));
+  }
+
+  /// rebind_operator(): another operator of the same shape (or none, while the backend is unused).
+  void rebind(std::shared_ptr<const DeviceOperator> op)
+  {
+    if (host_apply_) throw Error("rebind_operator: a backend of the host-apply fallback keeps its operator");
+    if (op) check_operator(*op, "rebind_operator");
+    ScopedDevice guard(device_);
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get())); // queued products of the old operator finish first
+    op_ = std::move(op);
   }
 
   ~CudaBackend() override
@@ -686,6 +700,13 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::sha
                                            HostApply host_apply)
 {
   return std::make_unique<CudaBackend>(config, std::move(op), std::move(host_apply));
+}
+
+void rebind_operator(Backend &backend, std::shared_ptr<const DeviceOperator> op)
+{
+  auto *cuda = dynamic_cast<CudaBackend *>(&backend);
+  if (!cuda) throw Error("rebind_operator: not a backend of make_cuda_backend");
+  cuda->rebind(std::move(op));
 }
 
 } // namespace cudalanczos::cuda

@@ -123,6 +123,11 @@ struct BackendConfig {
 std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::shared_ptr<const DeviceOperator> op,
                                            HostApply host_apply = {});
 
+/// Gives a backend of make_cuda_backend (built with an operator) another operator of the same size on the
+/// same device, or none (nullptr) while it waits unused for the next solve: its stream, handles, pinned
+/// buffers and basis are kept. Waits for the work queued with the old operator.
+void rebind_operator(Backend &backend, std::shared_ptr<const DeviceOperator> op);
+
 /// Number of CUDA devices usable by this process; 0 (never an exception) when there is no driver or GPU.
 int device_count();
 /// "NVIDIA H200 (sm_90, 139.8 GiB)" for -eps_view.

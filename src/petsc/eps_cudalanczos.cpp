@@ -591,6 +591,9 @@ PetscErrorCode EPSReset_CUDALanczos(EPS eps)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
   PetscFunctionBegin;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  PetscCall(EPSCUDALanczosReturnBackend(eps));
+#endif
   PetscCallCXX(ctx->backend_cache.reset());
   PetscCallCXX(ctx->backend_cache_op.reset());
   PetscCallCXX(ctx->device_op.reset());

@@ -113,6 +113,11 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 /// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
 /// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);
+/// EPSReset: the EPS's CUDA backend goes to the process's pool (one-process backends) for the next EPS
+/// of the same shape, without its operator. Not collective.
+PetscErrorCode EPSCUDALanczosReturnBackend(EPS eps);
+/// PetscFinalize: frees the pooled backend.
+void EPSCUDALanczosReleaseBackendPool() noexcept;
 /// A's device copy (mat_device_copy.cpp) when it is current for these kernels and this device on every
 /// rank, else null (a stale copy is dropped first, so that the new upload does not sit beside it). Collective.
 PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op);

@@ -18,6 +18,7 @@ static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
   PetscFunctionBegin;
   registered = PETSC_FALSE;
 #if defined(CUDALANCZOS_HAVE_CUDA)
+  EPSCUDALanczosReleaseBackendPool();
   cudalanczos::cuda::release_process_state();
 #endif
   PetscFunctionReturn(0);

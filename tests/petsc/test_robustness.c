@@ -332,7 +332,7 @@ static PetscErrorCode ErrorCases(void)
      set-up with the numbers named, as krylovschur cannot run with it either. mpd 2 runs but is slow: when
      it ends at the iteration limit, -eps_view says so and why. */
   PetscCall(NewEPS(A, 5, &eps));
-  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, 1));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DETERMINE, 1));
   PetscCall(TrySolve(eps, &ierr));
   PetscCall(ExpectFailure(ierr, "mpd 1 with nev 5 is refused at set-up", "mpd (1) leaves the projected problem no room"));
   {
@@ -342,7 +342,7 @@ static PetscErrorCode ErrorCases(void)
     PetscCall(Check((PetscBool)(specific && strstr(specific, "at least 2") && strstr(specific, "nev 5") && strstr(specific, "ncv 6")),
                     "  the message names the least mpd, nev and ncv", specific ? specific : ""));
   }
-  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, 2));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DETERMINE, 2));
   PetscCall(EPSSetTolerances(eps, 1e-10, 3));
   PetscCall(EPSSolve(eps));
   {
@@ -355,7 +355,7 @@ static PetscErrorCode ErrorCases(void)
     PetscCall(Check((PetscBool)(nconv < 5 && found1 && strstr(line1, "iteration limit") && found2 && strstr(line2, "2 columns beyond nev 5")),
                     "  mpd 2, 3 restarts: -eps_view says why fewer than nev converged", found2 ? line2 : "no line on ncv"));
   }
-  PetscCall(EPSSetDimensions(eps, 5, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetDimensions(eps, 5, PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
   PetscCall(SolveAndCheck(eps, 5, expected, 1e-10, "  then the default mpd on the same EPS solves"));
   PetscCall(EPSDestroy(&eps));

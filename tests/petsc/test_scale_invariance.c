@@ -233,7 +233,7 @@ static PetscErrorCode Sweep(PetscInt k)
       EPS             eps;
       PetscErrorCode  ierr;
       PetscCall(CreateEPS(cA[s], EPS_HEP, EPSCUDALANCZOS, &eps));
-      PetscCall(EPSSetDimensions(eps, st->nev, PETSC_DEFAULT, PETSC_DEFAULT));
+      PetscCall(EPSSetDimensions(eps, st->nev, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetWhichEigenpairs(eps, st->which));
       if (st->which == EPS_TARGET_MAGNITUDE || st->which == EPS_TARGET_REAL) PetscCall(EPSSetTarget(eps, 0.35 * c));
       PetscCall(EPSSetTolerances(eps, 1e-10, 3000));
