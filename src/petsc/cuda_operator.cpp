@@ -54,6 +54,30 @@ cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
   }
 }
 
+// Makes A's device copy this EPS's operator when it is current for these kernels and `device` (this
+// EPS's backend, built on it, stays too). Otherwise (stale or none: A let go of a stale one) the EPS lets
+// go of its operator and backend as well, so that the old copy is freed before a new one is made, not
+// after it: the peak is one copy, not two. Collective.
+PetscErrorCode TakeCurrentCopy(EPS eps, Mat A, int device, PetscBool *current)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  std::shared_ptr<const void> copy;
+
+  PetscFunctionBegin;
+  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, device, &copy));
+  *current = copy ? PETSC_TRUE : PETSC_FALSE;
+  if (copy) {
+    PetscCallCXX(ctx->device_op = std::move(copy));
+    PetscFunctionReturn(0);
+  }
+  if (ctx->backend_cache_op == ctx->device_op) {
+    PetscCallCXX(ctx->backend_cache.reset());
+    PetscCallCXX(ctx->backend_cache_op.reset());
+  }
+  PetscCallCXX(ctx->device_op.reset());
+  PetscFunctionReturn(0);
+}
+
 #if defined(PETSC_HAVE_CUDA)
 static_assert(sizeof(PetscInt) == sizeof(int), "PETSc's device CSR arrays are used in place as the operators' 32-bit indices");
 
@@ -114,18 +138,9 @@ PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatDa
              "-eps_cudalanczos_device %" PetscInt_FMT " was chosen, but the %s Mat's data lives on CUDA device %d, where PETSc put it, and "
              "EPSCUDALANCZOS uses it there in place: choose device %d, or leave the device to the solver",
              ctx->device, ((PetscObject)A)->type_name, d.device, d.device);
-  std::shared_ptr<const void> copy;
-  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, d.device, &copy));
-  if (copy) {
-    PetscCallCXX(ctx->device_op = std::move(copy));
-    PetscFunctionReturn(0);
-  }
-  // A stale operator (its pointers may be gone) goes before the new one is made: A let go of it above.
-  if (ctx->backend_cache_op == ctx->device_op) {
-    PetscCallCXX(ctx->backend_cache.reset());
-    PetscCallCXX(ctx->backend_cache_op.reset());
-  }
-  PetscCallCXX(ctx->device_op.reset());
+  PetscBool current = PETSC_FALSE;
+  PetscCall(TakeCurrentCopy(eps, A, d.device, &current)); // a stale one (its pointers may be gone) is let go
+  if (current) PetscFunctionReturn(0);
   PetscDeviceContext dctx;
   PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
   PetscCall(PetscDeviceContextSynchronize(dctx));
@@ -189,19 +204,9 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
     PetscFunctionReturn(0);
   }
 
-  std::shared_ptr<const void> copy;
-  PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->kernels, device, &copy));
-  if (copy) { // current: this EPS's backend, built on it, stays too
-    PetscCallCXX(ctx->device_op = std::move(copy));
-    PetscFunctionReturn(0);
-  }
-  // Stale or none (the Mat let go of a stale one): this EPS lets go of its operator too, so that the old
-  // copy is freed before the new upload, not after it (the peak is one copy, not two).
-  if (ctx->backend_cache_op == ctx->device_op) {
-    PetscCallCXX(ctx->backend_cache.reset());
-    PetscCallCXX(ctx->backend_cache_op.reset());
-  }
-  PetscCallCXX(ctx->device_op.reset());
+  PetscBool current = PETSC_FALSE;
+  PetscCall(TakeCurrentCopy(eps, A, device, &current));
+  if (current) PetscFunctionReturn(0);
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
   if (ismpiaij || ismpidense) { // this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
