@@ -62,24 +62,6 @@ constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double kTol = 1e-10;
 constexpr double kOrthTol = 1e-10;
 
-/// A dense symmetric matrix, column-major.
-struct Dense {
-  int n = 0;
-  Vec a;
-  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
-  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
-  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
-  void matvec(const double *x, double *y) const
-  {
-    std::fill(y, y + n, 0.0);
-    for (int j = 0; j < n; ++j) {
-      const double xj = x[j];
-      const double *col = a.data() + static_cast<std::size_t>(j) * n;
-      for (int i = 0; i < n; ++i) y[i] += col[i] * xj;
-    }
-  }
-};
-
 /// A random orthogonal matrix: the Q of the Householder QR (dgeqrf + dorgqr) of a Gaussian matrix.
 Vec random_orthogonal(Rng &rng, int n)
 {
@@ -906,17 +888,6 @@ int copies_of(const Result &r, double x)
 
 // ------------------------------------------------------------------------------------------------
 // Basis growth (Settings::ncv_max).
-
-/// The 1-D Laplacian tridiag(-1, 2, -1): eigenvalues 2 - 2 cos(k pi / (n + 1)), crowded at both ends.
-Dense laplacian_1d(int n)
-{
-  Dense A(n);
-  for (int i = 0; i < n; ++i) {
-    A(i, i) = 2;
-    if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
-  }
-  return A;
-}
 
 TEST(BlockSteps, FindEveryCopyOfATripleEigenvalueWithoutVerification)
 {

@@ -34,27 +34,6 @@ using Vec = std::vector<double>;
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 
-/// A dense symmetric n x n matrix, column-major.
-struct Dense {
-  int n = 0;
-  Vec a;
-  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
-  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
-  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
-  void matvec(const double *x, double *y) const
-  {
-    std::fill(y, y + n, 0.0);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) y[i] += a[i + static_cast<std::size_t>(j) * n] * x[j];
-  }
-  Dense scaled(double c) const
-  {
-    Dense B(*this);
-    for (double &x : B.a) x *= c;
-    return B;
-  }
-};
-
 /// Random symmetric entries in [-1, 1] plus a graded diagonal: distinct, well spread eigenvalues of
 /// both signs (an odd size).
 Dense random_symmetric(int n, std::uint64_t seed)
@@ -63,17 +42,6 @@ Dense random_symmetric(int n, std::uint64_t seed)
   Dense A(n);
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) A(i, j) = A(j, i) = rng.uniform(-1, 1) + (i == j ? 4.0 * (j - n / 2) / n : 0.0);
-  return A;
-}
-
-/// The 1-D Laplacian tridiag(-1, 2, -1): clustered ends.
-Dense laplacian(int n)
-{
-  Dense A(n);
-  for (int i = 0; i < n; ++i) {
-    A(i, i) = 2;
-    if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
-  }
   return A;
 }
 
@@ -179,7 +147,7 @@ TEST(Scaling, MeasuredNormNeitherOverflowsNorUnderflows)
 {
   const int n = 31;
   for (double c : {1e-320, 1e-300, 1e-160, 1.0, 1e160, 1e300}) {
-    const Dense A = laplacian(n).scaled(c);
+    const Dense A = laplacian_1d(n).scaled(c);
     HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
     b.resize_basis(4);
     long products = 0;
@@ -204,7 +172,7 @@ TEST(Scaling, MeasuredNormNeitherOverflowsNorUnderflows)
 TEST(Scaling, PowerOfTwoScalesChangeNoBit)
 {
   const int n = 61;
-  const Dense base[2] = {random_symmetric(n, 2101), laplacian(n)};
+  const Dense base[2] = {random_symmetric(n, 2101), laplacian_1d(n)};
   const int ks[] = {-1000, -700, -300, -257, -100, 100, 255, 256, 300, 700, 1000};
   for (const Dense &A : base)
     for (const Case &v : variants(n)) {
@@ -242,7 +210,7 @@ TEST(Scaling, PowerOfTwoScalesChangeNoBit)
 TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
 {
   const int n = 61;
-  const Dense base[2] = {random_symmetric(n, 2203), laplacian(n)};
+  const Dense base[2] = {random_symmetric(n, 2203), laplacian_1d(n)};
   for (const Dense &A : base) {
     Vec w, Z;
     lapack_eig(A, w, Z);
@@ -300,7 +268,7 @@ TEST(Scaling, SubnormalAndMixedMagnitudeEntries)
 {
   const int n = 41;
   {
-    const Dense A = laplacian(n).scaled(std::ldexp(1.0, -1060));
+    const Dense A = laplacian_1d(n).scaled(std::ldexp(1.0, -1060));
     Dense up = A.scaled(std::ldexp(1.0, 530)).scaled(std::ldexp(1.0, 530)); // exact: the stored matrix in normal numbers
     Vec w, Z;
     lapack_eig(up, w, Z);
@@ -316,7 +284,7 @@ TEST(Scaling, SubnormalAndMixedMagnitudeEntries)
     }
   }
   {
-    Dense A = laplacian(n);
+    Dense A = laplacian_1d(n);
     for (int i = 0; i + 2 < n; i += 3) A(i, i + 2) = A(i + 2, i) = 1e-200;
     A(0, n - 1) = A(n - 1, 0) = 4e-320; // subnormal beside normal entries
     Vec w, Z;
@@ -335,7 +303,7 @@ TEST(Scaling, OperatorTurningInfIsAnError)
 {
   const int n = 200;
   for (double c : {1e-300, 1.0, 1e300}) {
-    const Dense A = laplacian(n).scaled(c);
+    const Dense A = laplacian_1d(n).scaled(c);
     int products = 0;
     HostBackend b(n, n, 0, [&](const double *x, double *y) {
       A.matvec(x, y);

@@ -100,4 +100,40 @@ inline std::string describe(const std::vector<double> &v, std::size_t count = 30
   return os.str();
 }
 
+/// A dense n x n matrix, column-major, with its product: the operator of the driver-level tests.
+struct Dense {
+  int n = 0;
+  std::vector<double> a;
+  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
+  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
+  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
+  void matvec(const double *x, double *y) const
+  {
+    std::fill(y, y + n, 0.0);
+    for (int j = 0; j < n; ++j) {
+      const double xj = x[j];
+      const double *col = a.data() + static_cast<std::size_t>(j) * n;
+      for (int i = 0; i < n; ++i) y[i] += col[i] * xj;
+    }
+  }
+  /// c A, every entry multiplied by c.
+  Dense scaled(double c) const
+  {
+    Dense B(*this);
+    for (double &x : B.a) x *= c;
+    return B;
+  }
+};
+
+/// The 1-D Laplacian tridiag(-1, 2, -1): eigenvalues 2 - 2 cos(k pi / (n + 1)), crowded at both ends.
+inline Dense laplacian_1d(int n)
+{
+  Dense A(n);
+  for (int i = 0; i < n; ++i) {
+    A(i, i) = 2;
+    if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
+  }
+  return A;
+}
+
 } // namespace cudalanczos::testing
