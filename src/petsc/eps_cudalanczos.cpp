@@ -193,12 +193,14 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCall(EPSAllocateSolution(eps, 0));
   { // A generalized problem: the BV's inner product is B's (SLEPc's own solvers get it in their set-up,
     // not in EPSSetUp), so that the deflation space EPSSetUp inserts, BVNormalize and the vectors
-    // returned are B-orthonormal; EPSSolve_CUDALanczos runs Lanczos in the same inner product.
+    // returned are B-orthonormal; EPSSolve_CUDALanczos runs Lanczos in the same inner product. B itself
+    // for every ST: the operators of STSHIFT (B^-1 A), STSINVERT ((A - sigma B)^-1 B) and STCAYLEY
+    // ((A - sigma B)^-1 (A + nu B) = I + (sigma + nu) (A - sigma B)^-1 B) are all self-adjoint in it, and
+    // it is positive definite, where STCAYLEY's own bilinear form A + nu B need not be.
     if (eps->isgeneralized) {
       Mat B = nullptr;
-      PetscCall(STGetBilinearForm(eps->st, &B));
+      PetscCall(STGetMatrix(eps->st, 1, &B));
       PetscCall(BVSetMatrix(eps->V, B, PETSC_FALSE));
-      PetscCall(MatDestroy(&B));
     }
   }
   // With a non-injective ST (STSHELL without a back-transformation) EPSSolve takes the eigenvalues from
