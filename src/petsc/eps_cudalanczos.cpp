@@ -197,10 +197,15 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     // for every ST: the operators of STSHIFT (B^-1 A), STSINVERT ((A - sigma B)^-1 B) and STCAYLEY
     // ((A - sigma B)^-1 (A + nu B) = I + (sigma + nu) (A - sigma B)^-1 B) are all self-adjoint in it, and
     // it is positive definite, where STCAYLEY's own bilinear form A + nu B need not be.
+    // A BV this EPS kept from a generalized problem (EPSSetOperators(eps, A, NULL) after one) loses it.
     if (eps->isgeneralized) {
       Mat B = nullptr;
       PetscCall(STGetMatrix(eps->st, 1, &B));
       PetscCall(BVSetMatrix(eps->V, B, PETSC_FALSE));
+      ctx->bv_matrix_set = PETSC_TRUE;
+    } else if (ctx->bv_matrix_set) {
+      PetscCall(BVSetMatrix(eps->V, nullptr, PETSC_FALSE));
+      ctx->bv_matrix_set = PETSC_FALSE;
     }
   }
   // With a non-injective ST (STSHELL without a back-transformation) EPSSolve takes the eigenvalues from

@@ -96,6 +96,7 @@ struct EPS_CUDALANCZOS {
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
+  PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
   PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
   long        b_products  = 0;           // and took this many products with B
   double      orthogonality = 0;
