@@ -130,11 +130,10 @@ void BInnerProductBackend::update(int first, int k, const double *coef, int col)
 void BInnerProductBackend::scale(int col, double alpha)
 {
   check_column(col);
+  // The product is dropped rather than scaled along: a Lanczos step ends in this scale and the next one
+  // projects another column, so scaling it would be a pass over a vector per step for nothing.
+  changed(col);
   inner_.scale(col, alpha);
-  // B (alpha w) = alpha (B w): the product stays valid scaled, which saves the next project of a
-  // normalized vector its product (a Lanczos step ends in this scale; the first project of the next
-  // step is of another column, but the driver's restarts and the verification normalize and project).
-  if (holds_ == col) inner_.scale(ncols_, alpha);
 }
 
 void BInnerProductBackend::combine(int first, int k, const double *coef, int dst)

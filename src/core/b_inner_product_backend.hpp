@@ -16,8 +16,8 @@
 //
 // B w is computed once per orthogonalization pass, from w as it is (no recurrence for B V that could
 // drift from the vectors): three products with B per Lanczos step, five when DGKS repeats the pass. The
-// scratch column remembers whose product it holds, so that a project after a scale or a second project
-// of an unchanged column reuses it.
+// scratch column remembers whose product it holds, so that a second project of an unchanged column
+// (project_block projects each column twice) reuses it.
 #pragma once
 
 #include "core/backend.hpp"

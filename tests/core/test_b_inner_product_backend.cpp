@@ -233,11 +233,13 @@ TEST(BInnerProductBackend, ProjectAndSubtractAreBInnerProducts)
   for (int i = 0; i < 3; ++i)
     for (int r = 0; r < n; ++r) w[r] -= h[i] * v[i][r];
   EXPECT_NEAR(after, bdot(w, w), 1e-12 * n);
-  // a scaled column keeps its product (no new one), and the values follow the scale
+  // an unchanged column's product is reused; a scaled one gets a new product, and the values follow the scale
   const long before = b.b_products();
-  b.scale(4, 3.0);
   b.project(0, 1, 4, out);
   EXPECT_EQ(b.b_products(), before);
+  b.scale(4, 3.0);
+  b.project(0, 1, 4, out);
+  EXPECT_EQ(b.b_products(), before + 1);
   EXPECT_NEAR(out[0], 3.0 * bdot(v[0], w), 1e-12 * n);
   EXPECT_NEAR(out[1], 9.0 * bdot(w, w), 1e-11 * n);
 }
