@@ -624,8 +624,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[ctx->reorthog_eff],
                                      ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
                                      : ctx->block_eff > 1                                   ? "block steps need it"
-                                                                                            : "an ST other than STSHIFT"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT, else full)\n"));
+                                     : eps->isgeneralized ? "a generalized problem: each product is a solve"
+                                                          : "an ST other than STSHIFT"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a standard problem, else full)\n"));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,

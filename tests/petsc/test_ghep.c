@@ -120,6 +120,12 @@ static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case 
   PetscCall(PetscSNPrintf(detail, sizeof(detail), "backend %s, %" PetscInt_FMT " converged (krylovschur %" PetscInt_FMT "), nev %" PetscInt_FMT, used,
                           nconv, nref, c.nev));
   PetscCall(Check((PetscBool)(nconv >= c.nev && nref >= c.nev && !strcmp(used, c.backend)), name, detail));
+  { /* -eps_view says the solve ran in the B-inner product */
+    char      line[256];
+    PetscBool found;
+    PetscCall(ViewLine(eps, "generalized problem: Lanczos in the B-inner product", line, sizeof(line), &found));
+    PetscCall(Check(found, name, found ? line : "-eps_view does not report the B-inner product"));
+  }
   if (nconv >= c.nev && nref >= c.nev) {
     PetscCall(MatCreateVecs(A, &Ax, &Bx));
     for (i = 0; i < c.nev; ++i) {
