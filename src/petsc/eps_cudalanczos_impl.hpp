@@ -45,6 +45,13 @@ struct STOperator {
   void operator()(const double *xa, double *ya) const;
 };
 
+/// y = B x on the host (the inner-product matrix of a generalized problem), on Vecs placed over the arrays.
+struct BProduct {
+  Mat B;
+  Vec x, y;
+  void operator()(const double *xa, double *ya) const;
+};
+
 struct EPS_CUDALANCZOS {
   // settings (options -eps_cudalanczos_*)
   EPSCUDALanczosVariant  variant        = EPS_CUDALANCZOS_THICK_RESTART;
@@ -89,6 +96,9 @@ struct EPS_CUDALANCZOS {
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
+  PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
+  PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
+  long        b_products  = 0;           // and took this many products with B
   double      orthogonality = 0;
   int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
   double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
