@@ -33,6 +33,9 @@ public:
     validate();
     Result r = thick_restart();
     r.matvecs = matvecs_;
+    r.matvecs_before_nev = matvecs_to_nev_ >= 0 ? matvecs_to_nev_ : matvecs_;
+    r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
+    r.operator_passes = passes_;
     r.reductions = reductions_;
     r.breakdowns = breakdowns_;
     r.full_reorthogonalizations = full_passes_;
@@ -254,6 +257,7 @@ private:
     const int B = B_, w = c + B;
     b_.apply_operator_block(c, w, B);
     matvecs_ += B;
+    ++passes_;
     Matrix C, R;
     std::vector<double> before;
     const bool ok = orthonormalize(w, w, true, C, R, before);
@@ -332,6 +336,7 @@ private:
                                      anorm_, verifying, found, [&](double worst, double slack) {
                                        return certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
                                      });
+      if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
       bool done = end.done;
       const bool inject = end.inject;
       verify_fresh_ = inject;
@@ -411,6 +416,8 @@ private:
   Matrix H_;
   double anorm_ = 0;
   long matvecs_ = 0, reductions_ = 0, full_passes_ = 0;
+  long passes_ = 0;          // block products (one pass over A each)
+  long matvecs_to_nev_ = -1; // products when nev pairs had first converged (-1: not yet)
   int breakdowns_ = 0;
   int seeds_ = 0;
   bool verify_fresh_ = false;

@@ -93,6 +93,10 @@ public:
     r.full_reorthogonalizations = full_passes_;
     r.discarded_steps = discarded_;
     r.lookahead_discarded = lookahead_discarded_;
+    r.lookahead_dropped_steps = lookahead_dropped_steps_;
+    r.matvecs_before_nev = matvecs_to_nev_ >= 0 ? matvecs_to_nev_ : matvecs_;
+    r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
+    r.operator_passes = matvecs_; // one vector per product
     r.switched_to_full = restarted_full_;
     r.ncv_used = m_;
     return r;
@@ -296,6 +300,7 @@ private:
       throw;
     }
     if (!ends) return false;
+    lookahead_dropped_steps_ += next_stop - stop;
     const int ran = b_.cancel_steps();
     matvecs_ += ran;
     if (reach < 0) full_passes_ += ran;
@@ -601,6 +606,7 @@ private:
                                      anorm_, verifying, found, [&](double worst, double slack) {
                                        return complement_certified(w, locked, worst, slack);
                                      });
+      if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
       bool done = end.done;
       const bool inject = end.inject;
       const bool fresh_cycle = verify_fresh_;
@@ -865,6 +871,8 @@ private:
   int chunk_ = 8; // extend_partial: steps per expand_partial call
   long discarded_ = 0; // extend_partial: steps run past one that needed a full pass
   long lookahead_discarded_ = 0; // look_ahead: queued steps a device ran before a look ended the cycle
+  long lookahead_dropped_steps_ = 0; // look_ahead: queued steps dropped, whether a device ran them or not
+  long matvecs_to_nev_ = -1;         // products when nev pairs had first converged (-1: not yet)
   double omega_worst_ = 0, omega_growth_ = 0; // the last omega_step's largest estimate, and its growth factor
   long full_passes_ = 0;                        // steps orthogonalized against the whole basis
   std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k
@@ -936,12 +944,19 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     second.discarded_steps += r.discarded_steps;
     second.lookahead_discarded += r.lookahead_discarded;
     second.certificates += r.certificates;
+    second.lookahead_dropped_steps += r.lookahead_dropped_steps;
+    second.matvecs_before_nev += r.matvecs_before_nev;
+    second.matvecs_verification += r.matvecs_verification;
+    second.matvecs_check += r.matvecs_check;
+    second.operator_passes += r.operator_passes;
     second.residuals_checked += r.residuals_checked;
     second.residual_rejected += r.residual_rejected;
     second.residual_retries = 1;
     r = std::move(second);
   }
   r.matvecs += measured;
+  r.matvecs_before_nev += measured;
+  r.operator_passes += measured;
   for (double &v : r.eigenvalues) v = std::ldexp(v, -e);
   r.scale_exponent = e;
   r.norm_estimate = norm;

@@ -422,6 +422,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->discarded     = result.discarded_steps;
   ctx->lookahead_dropped = result.lookahead_discarded;
+  ctx->lookahead_queued = result.lookahead_dropped_steps;
+  ctx->matvecs_before_nev   = result.matvecs_before_nev;
+  ctx->matvecs_verification = result.matvecs_verification;
+  ctx->matvecs_check        = result.matvecs_check;
+  ctx->operator_passes      = result.operator_passes;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
   ctx->ncv_used      = result.ncv_used;
@@ -555,6 +560,18 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     }
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
+    if (!thesis) {
+      // Where the products went: the three parts add up to the count above; the thrown-away steps are
+      // inside them (their products were paid for, their results not used).
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  operator applications by part: %ld until the nev-th pair converged (with the norm estimate), %ld verification, "
+                                       "%ld true-residual check; %ld passes over the operator\n",
+                                       ctx->matvecs_before_nev, ctx->matvecs_verification, ctx->matvecs_check, ctx->operator_passes));
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  thrown away: %ld partial-reorthogonalization steps redone, %ld look-ahead steps run (%ld queued and dropped; "
+                                       "a one-process GPU runs every queued step)\n",
+                                       ctx->discarded, ctx->lookahead_dropped, ctx->lookahead_queued));
+    }
     PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
     if (!thesis && ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization: %ld steps redone after a full pass came due inside a chunk\n", ctx->discarded));

@@ -84,6 +84,9 @@ struct EPS_CUDALANCZOS {
   long        matvecs = 0, reductions = 0, full_passes = 0;
   long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
   long        lookahead_dropped = 0;         // steps a device ran ahead of a look that ended the cycle
+  long        lookahead_queued = 0;          // steps queued ahead of a look that ended the cycle (a device runs them)
+  long        matvecs_before_nev = 0, matvecs_verification = 0, matvecs_check = 0; // where the products went
+  long        operator_passes = 0;           // products counted as calls: a block step is one pass over A
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
