@@ -944,6 +944,7 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     second.discarded_steps += r.discarded_steps;
     second.lookahead_discarded += r.lookahead_discarded;
     second.certificates += r.certificates;
+    second.block_certified += r.block_certified;
     second.lookahead_dropped_steps += r.lookahead_dropped_steps;
     second.matvecs_before_nev += r.matvecs_before_nev;
     second.matvecs_verification += r.matvecs_verification;

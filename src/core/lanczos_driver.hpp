@@ -109,6 +109,8 @@ struct Result {
                                    ///< matvecs; 0 on the host backend, which runs queued steps only when asked)
   bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
+  int block_certified = 0;         ///< block steps: verifications the Ritz values made unnecessary (no wanted value
+                                   ///< at hand as many times as the block has vectors)
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
   int scale_exponent = 0;          ///< the solve ran on 2^scale_exponent A (0: unscaled; Settings::norm_estimate)
