@@ -6,8 +6,8 @@ check, thrown away). Operator counts do not depend on the machine: the host back
 run the same driver, so the counts match up to rounding, except the look-ahead steps a one-process GPU
 runs ahead of a look that ends its cycle (reported here as "queued and dropped": the host runs none).
 
-    counts.py --bin BUILD --out OUT.jsonl [--mats DIR] [--cases a,b] [--medium] [--block 4] [--table OUT.md]
-    counts.py --table OUT.md --from A.jsonl [B.jsonl ...]
+    counts.py --bin BUILD --out OUT.jsonl [--mats DIR] [--cases a,b] [--variants v,w] [--medium] [--block 4] [--table OUT.md]
+    counts.py --table OUT.md --from A.jsonl [B.jsonl ...] [--before OLD.jsonl ...]
 
 --medium generates the sparse matrices at the sizes of gen_matrices --medium (lap2d 200^2, lap3d 34^3,
 powerlaw 2*10^5, randsym 10^5); the dense cases take their size from the name (dense2048, dense4096).
@@ -48,6 +48,8 @@ def run(a):
                                check=True, stdout=subprocess.DEVNULL)
             for which, ks in CASES[case]:
                 for name, opts in variants(case, a.block):
+                    if a.variants and name not in a.variants.split(","):
+                        continue
                     if name.startswith("ours_block") and max(ks) < 10:
                         continue
                     kk = [k for k in ks if not name.startswith("ours_block") or k >= 10]
@@ -67,38 +69,58 @@ def run(a):
                               f"status={rec['status']} res={rec['max_rel_res']} time={rec['time_s']}", flush=True)
 
 
-def table(files, path):
+def load(files):
     recs = {}
     for f in files:
         for l in open(f):
             r = json.loads(l)
             recs[(r["case"], r["which"], r["k"], r["variant"])] = r
-    keys = sorted({(c, w, k) for c, w, k, _ in recs}, key=lambda t: (list(CASES).index(t[0]) if t[0] in CASES else 99, t[1], t[2]))
+    return recs
 
-    def cell(r, field="matvecs"):
+
+def table(after_files, path, before_files=()):
+    """One row per case, which, k (and per block variant): krylovschur, cudalanczos with and without the
+    verification (before -> after where a before run is given), the ratios, and the after run's split."""
+    after, before = load(after_files), load(before_files)
+    order = list(CASES)
+    keys = sorted({(c, w, k) for c, w, k, _ in after}, key=lambda t: (order.index(t[0]) if t[0] in order else 99, t[1] != "largest", t[2]))
+
+    def num(r, field="matvecs"):
         if r is None:
-            return "–"
-        s = str(r[field])
-        return s if r["status"] == "ok" else s + " (" + r["status"] + ")"
+            return None
+        return r[field] if r["status"] == "ok" else None
 
-    lines = ["| case | n | which | k | krylovschur | ours, verify | ours, no verify | with/without | no verify / krylovschur "
-             "| until nev-th | verification | check | thrown away (redone + look-ahead queued) | max res. (verify) |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    def cell(b, a, field="matvecs"):
+        x, y = num(b, field), num(a, field)
+        if a is None:
+            return "–"
+        ys = str(a[field]) + ("" if a["status"] == "ok" else " (" + a["status"] + ")")
+        return f"{x} → {ys}" if x is not None and x != y else ys
+
+    lines = ["| case | which | k | krylovschur | cudalanczos, verify | no verify | verify / no verify | no verify / krylovschur "
+             "| until nev-th | verification | check | thrown away: redone + look-ahead (GPU) | max res. |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for c, w, k in keys:
-        ks, o, n = (recs.get((c, w, k, v)) for v in ("krylovschur", "ours", "ours_noverify"))
-        for tag, o2, n2 in [("", o, n), (" (block)", recs.get((c, w, k, "ours_block")), recs.get((c, w, k, "ours_block_noverify")))]:
-            if o2 is None and n2 is None:
+        ks = after.get((c, w, k, "krylovschur")) or before.get((c, w, k, "krylovschur"))
+        for tag, v_on, v_off in [("", "ours", "ours_noverify"), (" (block 4)", "ours_block", "ours_block_noverify")]:
+            on, off = after.get((c, w, k, v_on)), after.get((c, w, k, v_off))
+            if on is None and off is None:
                 continue
-            ratio = f"{o2['matvecs'] / n2['matvecs']:.2f}" if o2 and n2 and n2["matvecs"] > 0 else "–"
-            vs = f"{n2['matvecs'] / ks['matvecs']:.2f}" if n2 and ks and ks["matvecs"] > 0 else "–"
-            if tag and o2 and "passes" in o2:
-                ratio += f" (passes {o2['passes']}/{n2['passes']})" if n2 else ""
+            b_on, b_off = before.get((c, w, k, v_on)), before.get((c, w, k, v_off))
+            ratio = f"{on['matvecs'] / off['matvecs']:.2f}" if on and off and off["matvecs"] > 0 else "–"
+            vs = f"{off['matvecs'] / ks['matvecs']:.2f}" if off and ks and ks["matvecs"] > 0 else "–"
+            kscell = str(ks["matvecs"]) if ks else "–"
+            if tag:  # passes over A: a block of 4 products is one
+                ratio = f"{on['passes'] / off['passes']:.2f}" if on and off and off.get("passes") else ratio
+                vs = f"{off['passes'] / ks['matvecs']:.2f} (passes)" if off and ks and off.get("passes") else vs
+                kscell = "–" if not ks else kscell
             split = ("–",) * 4
-            if o2 and "before_nev" in o2:
-                split = (o2["before_nev"], o2["verification"], o2["check"], f"{o2['redone'] + o2['lookahead_queued']} ({o2['redone']} + {o2['lookahead_queued']})")
-            n_rows = (o2 or n2 or ks)["n"]
-            lines.append(f"| {c}{tag} | {n_rows} | {w} | {k} | {cell(ks)} | {cell(o2)} | {cell(n2)} | {ratio} | {vs} | "
-                         + " | ".join(map(str, split)) + f" | {o2['max_rel_res'] if o2 else '–'} |")
+            if on and "before_nev" in on:
+                split = (on["before_nev"], on["verification"], on["check"], f"{on['redone']} + {on['lookahead_queued']}")
+            oncell = cell(b_on, on) + (f" ({on['passes']} passes)" if tag and on and on.get("passes") else "")
+            offcell = cell(b_off, off) + (f" ({off['passes']} passes)" if tag and off and off.get("passes") else "")
+            lines.append(f"| {c}{tag} | {w} | {k} | {kscell} | {oncell} | {offcell} | {ratio} | {vs} | "
+                         + " | ".join(map(str, split)) + f" | {on['max_rel_res'] if on else '–'} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -113,13 +135,15 @@ def main():
     ap.add_argument("--medium", action="store_true")
     ap.add_argument("--block", type=int, default=4)
     ap.add_argument("--cap", type=float, default=600)
+    ap.add_argument("--variants", help="only these (krylovschur, ours, ours_noverify, ours_block, ours_block_noverify)")
     ap.add_argument("--table")
-    ap.add_argument("--from", dest="sources", nargs="*", default=[])
+    ap.add_argument("--from", dest="sources", nargs="*", default=[], help="the after runs' JSON lines (default --out)")
+    ap.add_argument("--before", nargs="*", default=[], help="an earlier run's JSON lines: its counts are shown as before -> after")
     a = ap.parse_args()
     if a.bin:
         run(a)
     if a.table:
-        table(a.sources or [a.out], a.table)
+        table(a.sources or [a.out], a.table, a.before)
 
 
 if __name__ == "__main__":
