@@ -168,8 +168,19 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     // and 2-D Laplacians, 0.83-0.99 on the power-law graph, 0.95 on dense 4096 at nev = 10, 1.02-1.04 on
     // a random sparse matrix; the same products and true residuals. Block steps need full. Other STs are
     // chosen so that few steps are needed and each product is a solve: full costs next to nothing there.
+    // A dense matrix takes full as well: its product reads n^2 entries against a pass over the basis's
+    // n ncv, so a full pass costs next to nothing, and partial cost products there (host, dense 2048,
+    // 2026-12-01: 25, 300 and 744 products at nev 1, 10 and 50 against full's 18, 262 and 601; the
+    // steps redone after a full pass came due, and slower convergence on the semi-orthogonal basis).
+    PetscBool dense = PETSC_FALSE;
+    if (isshift) {
+      Mat A;
+      PetscCall(STGetMatrix(eps->st, 0, &A));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATMPIDENSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
+    }
+    ctx->reorthog_dense = dense;
     if (ctx->reorthog_set) ctx->reorthog_eff = ctx->reorthog;
-    else ctx->reorthog_eff = ctx->block_eff == 1 && isshift ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
+    else ctx->reorthog_eff = ctx->block_eff == 1 && isshift && !dense ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, neff));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
@@ -512,8 +523,14 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->discarded     = result.discarded_steps;
   ctx->lookahead_dropped = result.lookahead_discarded;
+  ctx->lookahead_queued = result.lookahead_dropped_steps;
+  ctx->matvecs_before_nev   = result.matvecs_before_nev;
+  ctx->matvecs_verification = result.matvecs_verification;
+  ctx->matvecs_check        = result.matvecs_check;
+  ctx->operator_passes      = result.operator_passes;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
+  ctx->block_certified = result.block_certified;
   ctx->ncv_used      = result.ncv_used;
   ctx->block_used    = result.block_size;
   ctx->scale_exponent = result.scale_exponent;
@@ -624,9 +641,10 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[ctx->reorthog_eff],
                                      ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
                                      : ctx->block_eff > 1                                   ? "block steps need it"
-                                     : eps->isgeneralized ? "a generalized problem: each product is a solve"
-                                                          : "an ST other than STSHIFT"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a standard problem, else full)\n"));
+                                     : eps->isgeneralized                                   ? "a generalized problem: each product is a solve"
+                                     : ctx->reorthog_dense                                  ? "a dense matrix, whose product costs more than a full pass"
+                                                                                            : "an ST other than STSHIFT"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a sparse or shell operator of a standard problem, else full)\n"));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
@@ -647,6 +665,18 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     }
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
+    if (!thesis) {
+      // Where the products went: the three parts add up to the count above; the thrown-away steps are
+      // inside them (their products were paid for, their results not used).
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  operator applications by part: %ld until the nev-th pair converged (with the norm estimate), %ld verification, "
+                                       "%ld true-residual check; %ld passes over the operator\n",
+                                       ctx->matvecs_before_nev, ctx->matvecs_verification, ctx->matvecs_check, ctx->operator_passes));
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  thrown away: %ld partial-reorthogonalization steps redone, %ld look-ahead steps run (%ld queued and dropped; "
+                                       "a one-process GPU runs every queued step)\n",
+                                       ctx->discarded, ctx->lookahead_dropped, ctx->lookahead_queued));
+    }
     if (ctx->generalized) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)ctx->orthogonality));
@@ -675,6 +705,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (eps->nconv < eps->nev) PetscCall(EPSCUDALanczosViewShortfall(eps, viewer));
     if (!thesis && ctx->verify) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
+      if (ctx->block_used > 1)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds not needed: %d (no wanted value at hand as many times as the block has vectors)\n",
+                                         ctx->block_certified));
       // Looks inside a cycle happen only with the verification on (the last wanted pairs, the rounds).
       PetscCall(PetscViewerASCIIPrintf(viewer, "  look-ahead: %ld steps run ahead of a look that ended its cycle (in the operator applications)\n",
                                        ctx->lookahead_dropped));

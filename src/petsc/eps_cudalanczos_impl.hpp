@@ -91,7 +91,12 @@ struct EPS_CUDALANCZOS {
   long        matvecs = 0, reductions = 0, full_passes = 0;
   long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
   long        lookahead_dropped = 0;         // steps a device ran ahead of a look that ended the cycle
+  PetscBool   reorthog_dense = PETSC_FALSE;  // the solver chose full reorthogonalization for a dense matrix
+  long        lookahead_queued = 0;          // steps queued ahead of a look that ended the cycle (a device runs them)
+  long        matvecs_before_nev = 0, matvecs_verification = 0, matvecs_check = 0; // where the products went
+  long        operator_passes = 0;           // products counted as calls: a block step is one pass over A
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
+  int         block_certified = 0; // block steps: verifications the Ritz values at hand made unnecessary
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
