@@ -123,26 +123,14 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
       pass[i] = err < s.tol;
     }
   }
-  const int kept = static_cast<int>(std::count(pass.begin(), pass.end(), 1));
+  // The converged pairs are the leading ones, best first by `which`: a pair that fails leaves a gap,
+  // and the passing pairs after it are not counted either, so that the nconv pairs returned are the
+  // best nconv values with none missing in between (a failing wanted pair among passing ones that were
+  // all counted was reported as converged with the next value in its place). Columns stay in order.
+  const int kept = static_cast<int>(std::find(pass.begin(), pass.end(), 0) - pass.begin());
   if (kept == k) return;
-  // Passing pairs first, in their order, then the failing ones, then the unconverged rest.
-  std::vector<int> perm;
-  for (int i = 0; i < k; ++i)
-    if (pass[i]) perm.push_back(i);
-  for (int i = 0; i < k; ++i)
-    if (!pass[i]) perm.push_back(i);
-  for (int i = k; i < returned; ++i) perm.push_back(i);
-  std::vector<double> P(static_cast<std::size_t>(returned) * returned, 0.0), ev(returned), er(returned);
-  for (int j = 0; j < returned; ++j) {
-    P[perm[j] + static_cast<std::size_t>(j) * returned] = 1.0;
-    ev[j] = r.eigenvalues[perm[j]];
-    er[j] = r.errors[perm[j]];
-  }
-  b.rotate(returned, returned, P.data(), returned);
-  r.eigenvalues = ev;
-  r.errors = er;
   r.nconv = kept;
-  r.residual_rejected = k - kept;
+  r.residual_rejected = static_cast<int>(std::count(pass.begin(), pass.end(), 0));
   if (r.reason == Reason::Converged && kept < s.nev) r.reason = Reason::ResidualCheck;
 }
 
