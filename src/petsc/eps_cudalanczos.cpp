@@ -366,6 +366,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     use_device = PETSC_TRUE;
     PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
   }
+  // A column on the backend's own device goes device to device (the events are made there); one on
+  // another device (a backend placed by -eps_cudalanczos_device away from PETSc's) through the host.
+  const auto on_our_device = [&](PetscMemType mtype, const void *x) {
+    int at = -1;
+    if (PetscMemTypeDevice(mtype)) at = cudalanczos::cuda::device_of(x);
+    return at >= 0 && at == ctx->device_used;
+  };
 #endif
   // Reads column `col` of V (device memory where it lives there) into the solver: `to_device` takes a
   // device pointer and returns false where the backend cannot, `to_host` a host one.
@@ -379,13 +386,17 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       PetscMemType mtype;
       bool         done = false;
       PetscCall(VecGetArrayReadAndMemType(v, &x, &mtype));
-      if (PetscMemTypeDevice(mtype)) PetscCallCXX(done = to_device(x));
-      else PetscCallCXX((to_host(x), done = true));
+      bool ours = false;
+      PetscCallCXX(ours = on_our_device(mtype, x));
+      if (ours) {
+        PetscCallCXX(done = to_device(x));
+        PetscCall(VecRestoreArrayReadAndMemType(v, &x));
+        PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not read a device column");
+        device_bv = PETSC_TRUE;
+        PetscCall(BVRestoreColumn(eps->V, col, &v));
+        PetscFunctionReturn(0);
+      }
       PetscCall(VecRestoreArrayReadAndMemType(v, &x));
-      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not read a device column");
-      if (PetscMemTypeDevice(mtype)) device_bv = PETSC_TRUE;
-      PetscCall(BVRestoreColumn(eps->V, col, &v));
-      PetscFunctionReturn(0);
     }
 #endif
     PetscCall(VecGetArrayRead(v, &x));
@@ -441,16 +452,19 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 #if defined(CUDALANCZOS_PETSC_STREAMS)
     if (use_device) { // every entry is written: the Write accessors (PETSc copies nothing to the device first)
       PetscMemType mtype;
-      bool         done = true;
+      bool         done = false, ours = false;
       PetscCall(VecGetArrayWriteAndMemType(v, &x, &mtype));
-      if (PetscMemTypeDevice(mtype)) {
+      PetscCallCXX(ours = on_our_device(mtype, x));
+      if (ours) {
         PetscCallCXX(done = solver.get_column_device((int)j, x, petsc_stream));
         device_bv = PETSC_TRUE;
-      } else PetscCallCXX(solver.get_column((int)j, x));
+      } else if (!PetscMemTypeDevice(mtype)) PetscCallCXX((solver.get_column((int)j, x), done = true));
       PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
-      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not write a device column");
-      PetscCall(BVRestoreColumn(eps->V, j, &v));
-      continue;
+      if (ours || done) {
+        PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not write a device column");
+        PetscCall(BVRestoreColumn(eps->V, j, &v));
+        continue;
+      } // else: device memory on another device, written through the host below
     }
 #endif
     PetscCall(VecGetArray(v, &x));
