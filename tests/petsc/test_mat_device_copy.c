@@ -13,7 +13,7 @@
    ||A x - lambda x|| is computed by PETSc (MatMult on the Mat's own vectors: device vectors for device
    Mats) against ||A||_1. With a CUDA PETSc (3.20+) on the CUDA backend, the eigenvectors of a device Mat
    go into the BV's VECCUDA columns device to device (-eps_view says so), and so do they for a host Mat
-   whose BV was given VECCUDA columns, with a VECCUDA initial vector read the same way.
+   that makes VECCUDA vectors (MatSetVecType), with a VECCUDA initial vector read the same way.
 
    Options: -eps_cudalanczos_backend host|cuda (CI passes host), -n N (default 400).
 */
@@ -340,7 +340,7 @@ static PetscErrorCode HostAndDeviceMats(void)
 }
 
 #if defined(PETSC_HAVE_CUDA)
-/* A host Mat whose EPS's BV has VECCUDA columns, and a VECCUDA initial vector: the operator is uploaded,
+/* A host Mat whose EPS's BV has VECCUDA columns (MatSetVecType), and a VECCUDA initial vector: the operator is uploaded,
    the start vector read and the eigenvectors written device to device; values against krylovschur,
    residuals by MatMult on VECCUDA vectors (PETSc takes them to the host Mat). Also a device Mat's BV. */
 static PetscErrorCode DeviceBV(void)
@@ -355,10 +355,12 @@ static PetscErrorCode DeviceBV(void)
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(MATAIJ, &A));
+  /* SLEPc takes the BV's vector type from the Mat's vectors (BVSetSizesFromVec): a host Mat that makes
+     VECCUDA vectors gives the EPS a BV with VECCUDA columns */
+  PetscCall(MatSetVecType(A, VECCUDA));
   PetscCall(CreateSolver(A, &eps));
   PetscCall(EPSGetBV(eps, &bv));
   PetscCall(BVSetType(bv, BVSVEC));
-  PetscCall(BVSetVecType(bv, VECCUDA));
   PetscCall(VecCreate(PETSC_COMM_WORLD, &v0));
   PetscCall(VecSetType(v0, VECCUDA));
   PetscCall(VecSetSizes(v0, PETSC_DECIDE, n));
