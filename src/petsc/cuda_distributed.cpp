@@ -235,9 +235,14 @@ PetscErrorCode AIJBlocksInPlace(Mat A, cuda::KernelFlavor flavor, int device, cu
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(MatGetLocalSize(A, &m, nullptr));
   PetscCall(MatGetSize(Ao, nullptr, &nghost));
+  if (m == 0) { // no rows here: an empty operator (PETSc may hold no device arrays for an empty block)
+    static const int zero = 0;
+    PetscCallCXX(parts.local = cuda::make_csr_operator(cuda::CsrView{0, 0, 0, &zero, nullptr, nullptr}, flavor, device));
+    PetscFunctionReturn(0);
+  }
   PetscCall(DeviceCsr(Ad, m, &view));
   PetscCallCXX(parts.local = cuda::make_csr_operator_on_device(view, flavor, device, kOrigin));
-  if (nghost == 0 || m == 0) PetscFunctionReturn(0);
+  if (nghost == 0) PetscFunctionReturn(0);
   PetscCall(DeviceCsr(Ao, nghost, &view));
   if (view.nnz == 0) PetscFunctionReturn(0);
   cuda::RemoteBlock block;

@@ -164,7 +164,7 @@ PetscErrorCode DistributedDeviceData(Mat A, PetscBool isdense, int device, Petsc
   *data_device = device;
   PetscCall(MatBoundToCPU(A, &bound));
   PetscCall(MatGetLocalSize(A, &m, nullptr));
-  if (!bound) {
+  if (!bound && m > 0) { // a rank without rows may have no device arrays: it takes `device`
     if (isdense) {
       const PetscScalar *a;
       PetscCall(MatDenseCUDAGetArrayRead(A, &a));
@@ -349,8 +349,15 @@ PetscErrorCode EPSCUDALanczosPETScStream(void **stream)
   PetscDeviceContext dctx;
   void              *handle = nullptr;
 
+  PetscDeviceType    type;
+
   PetscFunctionBegin;
+  *stream = nullptr;
   PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+  // a host context (-device_enable none, say) has no CUDA stream: PETSc then queues no device work of its
+  // own, and the legacy default stream (null) is as good an anchor as any
+  if (type != PETSC_DEVICE_CUDA) PetscFunctionReturn(0);
   PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle)); // a pointer to the context's cudaStream_t
   *stream = handle ? *static_cast<void **>(handle) : nullptr;
   PetscFunctionReturn(0);

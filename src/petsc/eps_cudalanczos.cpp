@@ -358,20 +358,22 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   // The BV's columns in device memory (VECCUDA, -bv_type svec with -vec_type cuda on a CUDA PETSc) go to
   // and from the CUDA backend's basis device to device, ordered with PETSc's stream by events (see
   // eps_cudalanczos_impl.hpp); host columns (and the host backend) through the host as before.
-  void     *petsc_stream = nullptr;
+  void     *petsc_stream = nullptr; // PETSc's stream, taken when the first device column is met
   PetscBool device_bv    = PETSC_FALSE; // whether any column went device to device
 #if defined(CUDALANCZOS_PETSC_STREAMS)
-  PetscBool use_device = PETSC_FALSE;
-  if (backend->name() == "cuda") {
-    use_device = PETSC_TRUE;
-    PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
-  }
+  const PetscBool use_device = backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
   // A column on the backend's own device goes device to device (the events are made there); one on
   // another device (a backend placed by -eps_cudalanczos_device away from PETSc's) through the host.
   const auto on_our_device = [&](PetscMemType mtype, const void *x) {
     int at = -1;
     if (PetscMemTypeDevice(mtype)) at = cudalanczos::cuda::device_of(x);
     return at >= 0 && at == ctx->device_used;
+  };
+  const auto take_stream = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    if (!device_bv) PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
+    device_bv = PETSC_TRUE;
+    PetscFunctionReturn(0);
   };
 #endif
   // Reads column `col` of V (device memory where it lives there) into the solver: `to_device` takes a
@@ -389,10 +391,10 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       bool ours = false;
       PetscCallCXX(ours = on_our_device(mtype, x));
       if (ours) {
+        PetscCall(take_stream());
         PetscCallCXX(done = to_device(x));
         PetscCall(VecRestoreArrayReadAndMemType(v, &x));
         PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not read a device column");
-        device_bv = PETSC_TRUE;
         PetscCall(BVRestoreColumn(eps->V, col, &v));
         PetscFunctionReturn(0);
       }
@@ -456,8 +458,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       PetscCall(VecGetArrayWriteAndMemType(v, &x, &mtype));
       PetscCallCXX(ours = on_our_device(mtype, x));
       if (ours) {
+        PetscCall(take_stream());
         PetscCallCXX(done = solver.get_column_device((int)j, x, petsc_stream));
-        device_bv = PETSC_TRUE;
       } else if (!PetscMemTypeDevice(mtype)) PetscCallCXX((solver.get_column((int)j, x), done = true));
       PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
       if (ours || done) {
