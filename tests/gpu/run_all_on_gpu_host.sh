@@ -24,6 +24,13 @@ case $part in tests | memcheck | racecheck | all) ;; *) echo "unknown part '$par
 mkdir -p "$out/logs"
 logs=$(cd "$out/logs" && pwd)
 export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A carry built against a PETSc/SLEPc that is not the system's (make gpu-pack BUILD=build-petsc-cuda)
+# brings them as petsc-libs.tar.xz: unpacked once per OUT_DIR, ahead of everything on LD_LIBRARY_PATH
+# (which the binaries' RUNPATH comes after).
+if [ -f "$carry/petsc-libs.tar.xz" ]; then
+  mkdir -p "$out/petsc-libs" && tar -C "$out/petsc-libs" -xJf "$carry/petsc-libs.tar.xz" || exit 2
+  export LD_LIBRARY_PATH="$(cd "$out/petsc-libs" && pwd):$LD_LIBRARY_PATH"
+fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
 status=0
 summary="$out/summary.log"
@@ -75,5 +82,5 @@ for tool in memcheck racecheck; do
   fi
 done
 note "== overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
-tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs" "$out/petsc-libs"
 exit $status

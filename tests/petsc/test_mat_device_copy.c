@@ -196,6 +196,14 @@ static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload
   PetscCall(Check((PetscBool)(nconv >= nev && err < 1e-8), what, detail));
   PetscCall(CheckResiduals(eps, A, what));
   PetscCall(Uploaded(eps, &on_cuda, &bytes));
+  if (on_cuda && upload >= 0) { /* the device memory this EPS's backend holds is reported (its basis at least) */
+    char        line[512], name[256];
+    const char *key = "device memory held: this EPS's backend";
+    PetscBool   found;
+    PetscCall(ViewLine(eps, key, line, sizeof(line), &found));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: -eps_view reports the backend's device memory", what));
+    PetscCall(Check((PetscBool)(found && atol(strstr(line, key) + strlen(key)) > 0), name, found ? line : "no such line"));
+  }
   if (on_cuda && upload >= 0) {
     char name[256];
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s: %s", what, upload == 1 ? "the changed Mat is uploaded" : "nothing uploaded"));
