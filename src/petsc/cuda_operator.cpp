@@ -1,8 +1,8 @@
 /*
    The GPU side of EPSCUDALANCZOS's PETSc layer: choosing the device, uploading the matrix once (dense or
    AIJ with STSHIFT) and caching it while the Mat's object state is unchanged, using a CUDA PETSc's device
-   Mat (MATSEQAIJCUSPARSE, MATSEQDENSECUDA) in place instead, and the STApply fallback for everything
-   else. Compiled without CUDA too: then backend "cuda" is a clear error.
+   Mat (MATSEQAIJCUSPARSE, MATSEQDENSECUDA; MATMPIAIJCUSPARSE, MATMPIDENSECUDA through cuda_distributed.cpp)
+   in place instead, ordered with PETSc's stream by events, and the STApply fallback for everything else. Compiled without CUDA too: then backend "cuda" is a clear error.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -213,7 +213,7 @@ PetscErrorCode UseDistributedDeviceMat(EPS eps, Mat A, int data_device)
 
 // Makes ctx->device_op the operator of A on `device`: A's device copy when it has a current one (no byte
 // moves), a CUDA MatShell's own operator, a CUDA PETSc's device Mat used in place (MATSEQAIJCUSPARSE,
-// MATSEQDENSECUDA, on the device its data is on), or a new upload (dense or AIJ on one process; MPIAIJ
+// MATSEQDENSECUDA, MATMPIAIJCUSPARSE, MATMPIDENSECUDA, on the device its data is on), or a new upload (dense or AIJ on one process; MPIAIJ
 // or MPIDENSE row-distributed, one device per rank) composed on A for the next EPS. Leaves it null when
 // A cannot live on the device (other types, other types on several processes). Collective.
 PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
