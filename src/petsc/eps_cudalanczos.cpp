@@ -369,10 +369,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     if (PetscMemTypeDevice(mtype)) at = cudalanczos::cuda::device_of(x);
     return at >= 0 && at == ctx->device_used;
   };
+  PetscBool have_stream = PETSC_FALSE;
   const auto take_stream = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
-    if (!device_bv) PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
-    device_bv = PETSC_TRUE;
+    if (!have_stream) PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
+    have_stream = PETSC_TRUE;
     PetscFunctionReturn(0);
   };
 #endif
@@ -393,12 +394,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       if (ours) {
         PetscCall(take_stream());
         PetscCallCXX(done = to_device(x));
-        PetscCall(VecRestoreArrayReadAndMemType(v, &x));
-        PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not read a device column");
-        PetscCall(BVRestoreColumn(eps->V, col, &v));
-        PetscFunctionReturn(0);
       }
       PetscCall(VecRestoreArrayReadAndMemType(v, &x));
+      if (done) {
+        device_bv = PETSC_TRUE;
+        PetscCall(BVRestoreColumn(eps->V, col, &v));
+        PetscFunctionReturn(0);
+      } // else a host column, or a wrapper backend without device columns: through the host below
     }
 #endif
     PetscCall(VecGetArrayRead(v, &x));
@@ -462,11 +464,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
         PetscCallCXX(done = solver.get_column_device((int)j, x, petsc_stream));
       } else if (!PetscMemTypeDevice(mtype)) PetscCallCXX((solver.get_column((int)j, x), done = true));
       PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
-      if (ours || done) {
-        PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the backend could not write a device column");
+      if (done) {
+        if (ours) device_bv = PETSC_TRUE;
         PetscCall(BVRestoreColumn(eps->V, j, &v));
         continue;
-      } // else: device memory on another device, written through the host below
+      } // else: device memory on another device, or a wrapper backend without device columns: through the host below
     }
 #endif
     PetscCall(VecGetArray(v, &x));
