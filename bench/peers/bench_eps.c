@@ -297,8 +297,10 @@ static PetscErrorCode ResidualSLEPc(EPS eps, PetscInt k, PetscReal *maxres)
 }
 
 /* cudalanczos: its -eps_view lines (the operator applications of the last solve, the basis size it ended
-   with when the basis may grow, backend, operator). */
-static PetscErrorCode ViewOurs(EPS eps, long *matvecs, int *ncv_end, char *backend, size_t nb, char *op, size_t no)
+   with when the basis may grow, backend, operator, and where the products went: split[] = until the nev-th
+   pair converged, verification, true-residual check, passes over the operator, partial steps redone,
+   look-ahead steps run, look-ahead steps queued and dropped; -1 where the line is missing). */
+static PetscErrorCode ViewOurs(EPS eps, long *matvecs, int *ncv_end, char *backend, size_t nb, char *op, size_t no, long split[7])
 {
   PetscViewer v;
   char        path[PETSC_MAX_PATH_LEN], line[1024];
@@ -308,6 +310,7 @@ static PetscErrorCode ViewOurs(EPS eps, long *matvecs, int *ncv_end, char *backe
   PetscFunctionBeginUser;
   *matvecs   = -1;
   *ncv_end   = -1;
+  for (int q = 0; q < 7; ++q) split[q] = -1;
   backend[0] = op[0] = 0;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(PetscSNPrintf(path, sizeof(path), "%s/bench_eps_view_%d.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid()));
@@ -321,6 +324,11 @@ static PetscErrorCode ViewOurs(EPS eps, long *matvecs, int *ncv_end, char *backe
       line[strcspn(line, "\r\n")] = 0;
       if ((p = strstr(line, "last solve: ")) && strstr(line, " operator applications")) sscanf(p + 12, "%ld", matvecs);
       else if ((p = strstr(line, "basis size when the last solve ended: "))) sscanf(p + 38, "%d", ncv_end);
+      else if ((p = strstr(line, "operator applications by part: ")))
+        sscanf(p + 31, "%ld until the nev-th pair converged (with the norm estimate), %ld verification, %ld true-residual check; %ld passes", &split[0],
+               &split[1], &split[2], &split[3]);
+      else if ((p = strstr(line, "thrown away: ")))
+        sscanf(p + 13, "%ld partial-reorthogonalization steps redone, %ld look-ahead steps run (%ld queued", &split[4], &split[5], &split[6]);
       else if ((p = strstr(line, "backend used: "))) PetscCall(PetscStrncpy(backend, p + 14, nb));
       else if ((p = strstr(line, "  operator: "))) PetscCall(PetscStrncpy(op, p + 12, no));
     }
@@ -548,7 +556,7 @@ int main(int argc, char **argv)
     PetscInt           maxit, nconv, its, ncv, mpd;
     PetscReal          tolx, maxres = -1, maxres2 = -1;
     PetscLogDouble     t0, t1, w0 = 0, w1 = 0, it0 = 0, it1 = 0, vt0 = 0, vt1 = 0, dummy;
-    long               mm0 = 0, mm1 = 0, matvecs = -1, c0;
+    long               mm0 = 0, mm1 = 0, matvecs = -1, c0, split[7] = {-1, -1, -1, -1, -1, -1, -1};
     int                ncv_end = -1;
     EPSConvergedReason reason;
     char               backend[256] = "", opdesc[256] = "", status[64], eigs[MAXK * 26 + 8] = "[", nb1[32], nb2[32], nb3[32], nb4[32];
@@ -601,7 +609,7 @@ int main(int argc, char **argv)
     if (ours) {
       PetscCall(EventInfo("CUDALancIterate", &it1, &c0));
       PetscCall(EventInfo("CUDALancVectors", &vt1, &c0));
-      PetscCall(ViewOurs(eps, &matvecs, &ncv_end, backend, sizeof(backend), opdesc, sizeof(opdesc)));
+      PetscCall(ViewOurs(eps, &matvecs, &ncv_end, backend, sizeof(backend), opdesc, sizeof(opdesc), split));
     } else matvecs = mm1 - mm0;
     PetscCall(EPSGetConverged(eps, &nconv));
     PetscCall(EPSGetIterationNumber(eps, &its));
@@ -633,6 +641,10 @@ int main(int argc, char **argv)
                           Num(nb3, sizeof(nb3), (double)(t1 - t0), "%.6f"), its, matvecs, nconv,
                           ncv, maxres < 0 ? "null" : Num(nb1, sizeof(nb1), (double)maxres, "%.3e")));
     if (ncv_end > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"ncv_end\":%d", ncv_end));
+    if (split[0] >= 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                            ",\"before_nev\":%ld,\"verification\":%ld,\"check\":%ld,\"passes\":%ld,\"redone\":%ld,\"lookahead_ran\":%ld,\"lookahead_queued\":%ld",
+                            split[0], split[1], split[2], split[3], split[4], split[5], split[6]));
     if (check && size == 1 && maxres2 >= 0)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"max_rel_res_slepc\":%s", Num(nb2, sizeof(nb2), (double)maxres2, "%.3e")));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"eigs\":%s,\"asum\":%s,\"warmup\":\"%s\",\"warmup_s\":%s,\"setup_s\":%s,\"cap_s\":%s", eigs,

@@ -3,6 +3,7 @@
 //
 //   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym (or "all")
 //   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
+//   gen_matrices DIR --medium NAME...   at sizes a 2-core host solves in seconds (operator counts without a GPU)
 //
 // File DIR/NAME.csr (little endian):
 //   bytes  0..7   magic "CLCSR01\n"
@@ -23,6 +24,7 @@
 //             floor(u n), u = (random_entry(0x5e1, 8 r + e) + 1) / 2, value random_entry(0x5e2, 8 r + e)
 //             (uniform in [-1, 1)); A = B + B^T, repeated positions summed (about 16 entries per row)
 // --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows.
+// --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows.
 #include "core/random.hpp"
 #include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
 
@@ -136,14 +138,15 @@ bool write_csr(const std::string &path, const Csr &A)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: gen_matrices DIR [--small] NAME... (lap2d lap3d powerlaw randsym all)\n");
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym all)\n");
     return 2;
   }
   const std::string dir = argv[1];
-  bool small = false;
+  bool small = false, medium = false;
   std::vector<std::string> names;
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--small")) small = true;
+    else if (!std::strcmp(argv[i], "--medium")) medium = true;
     else if (!std::strcmp(argv[i], "all")) names.insert(names.end(), {"lap2d", "lap3d", "powerlaw", "randsym"});
     else names.push_back(argv[i]);
   }
@@ -151,10 +154,10 @@ int main(int argc, char **argv)
   for (const std::string &name : names) {
     const auto t0 = std::chrono::steady_clock::now();
     Csr A;
-    if (name == "lap2d") A = cudalanczos::cuda::test::laplacian(small ? 60 : 1000);
-    else if (name == "lap3d") A = laplacian3d(small ? 16 : 100);
-    else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : 2000000, 16, 0xc1u);
-    else if (name == "randsym") A = random_symmetric(small ? 20000 : 1000000, 8);
+    if (name == "lap2d") A = cudalanczos::cuda::test::laplacian(small ? 60 : medium ? 200 : 1000);
+    else if (name == "lap3d") A = laplacian3d(small ? 16 : medium ? 34 : 100);
+    else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : medium ? 200000 : 2000000, 16, 0xc1u);
+    else if (name == "randsym") A = random_symmetric(small ? 20000 : medium ? 100000 : 1000000, 8);
     else {
       std::fprintf(stderr, "gen_matrices: unknown matrix %s\n", name.c_str());
       status = 2;

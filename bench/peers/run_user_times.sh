@@ -8,6 +8,9 @@
 #
 #   run_user_times.sh CARRY318 CARRY326 OUT [CASES] [KS]     CASES default "dense12288 powerlaw", KS "1 10"
 #
+# OURS_VARIANTS="-eps_cudalanczos_verify 0|..." (option sets separated by |) adds a cudalanczos run on
+# PETSc 3.26.1 with the device Mat per option set, named ...-v1, -v2, ... (the option set in "variant").
+#
 # CARRY318: a carry folder of a 3.18 build (make gpu-pack); CARRY326: the plugin, bench_eps and lib/
 # (libpetsc/libslepc 3.26.1) of a build against tools/petsc-cuda.sh's PETSc. One JSON line per run in
 # OUT/user_times.jsonl, each process's output in OUT/logs/.
@@ -42,6 +45,15 @@ for case in $cases; do
       "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -use_gpu_aware_mpi 0
     LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-$devtype-$case-k$k" \
       "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -mat_type "$devtype" -vec_type cuda -use_gpu_aware_mpi 0
+    if [ -n "${OURS_VARIANTS:-}" ]; then
+      IFS='|' read -ra sets <<<"$OURS_VARIANTS"
+      for i in "${!sets[@]}"; do
+        # shellcheck disable=SC2086 # an option set is split into words on purpose
+        LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-$devtype-$case-k$k-v$((i + 1))" \
+          "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -mat_type "$devtype" -vec_type cuda -use_gpu_aware_mpi 0 ${sets[$i]}
+        sed -i "\$s|}\$|,\"variant\":\"${sets[$i]}\"}|" "$jsonl"
+      done
+    fi
     LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "krylovschur-3.26-$devtype-$case-k$k" \
       "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type krylovschur -mat_type "$devtype" -vec_type cuda -bv_type svec -use_gpu_aware_mpi 0
   done

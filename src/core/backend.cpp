@@ -45,6 +45,14 @@ int Backend::cancel_steps()
   return 0;
 }
 
+void Backend::project_with(int first, int k, int col, int with, double *out)
+{
+  project(first, k, with, out); // out[k] is v_with . v_with here, replaced below
+  double pair[2] = {0, 0};
+  project(with, 1, col, pair); // v_with . v_col
+  out[k] = pair[0];
+}
+
 void Backend::set_operator_scale(int e)
 {
   if (e != 0)

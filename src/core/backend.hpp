@@ -7,6 +7,7 @@
 //
 //   apply_operator  w = A v
 //   project         h = V[:, first:first+k]^T w  and  w^T w           (one pass, one reduction)
+//   project_with    h = V[:, first:first+k]^T u  and  w^T u           (the B-inner products, u = B w)
 //   subtract        w -= V[:, first:first+k] h,  returns w^T w         (one pass, one reduction)
 //   update          w -= V[:, first:first+k] h                         (one pass, no reduction)
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
@@ -121,6 +122,12 @@ public:
   /// out[i] = v_{first+i} . v_col for 0 <= i < k, and out[k] = v_col . v_col. Globally reduced, one
   /// reduction. The columns first..first+k-1 may include col itself.
   virtual void project(int first, int k, int col, double *out) = 0;
+
+  /// out[i] = v_{first+i} . v_with for 0 <= i < k, and out[k] = v_col . v_with. Globally reduced. With
+  /// v_with = B v_col these are the B-inner products V^T B v_col and v_col^T B v_col of a generalized
+  /// problem (BInnerProductBackend). The default takes two project() calls (two reductions); an override
+  /// takes one. The columns may overlap.
+  virtual void project_with(int first, int k, int col, int with, double *out);
 
   /// v_col -= sum_{i<k} coef[i] v_{first+i}; returns v_col . v_col afterwards, globally reduced.
   /// The columns first..first+k-1 must not include col.

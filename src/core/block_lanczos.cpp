@@ -33,6 +33,9 @@ public:
     validate();
     Result r = thick_restart();
     r.matvecs = matvecs_;
+    r.matvecs_before_nev = matvecs_to_nev_ >= 0 ? matvecs_to_nev_ : matvecs_;
+    r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
+    r.operator_passes = passes_;
     r.reductions = reductions_;
     r.breakdowns = breakdowns_;
     r.full_reorthogonalizations = full_passes_;
@@ -245,6 +248,31 @@ private:
     return orthonormalize(0, 0, false, C, R, before);
   }
 
+  // Whether a wanted value (one of the nev best converged ones) may have more copies than the block space
+  // could hold: B or more of the values at hand lie at it, the locked ones within the verification's
+  // slack (wanted_edge), the active Ritz values within their residual (an unconverged copy is counted
+  // too, so the count errs on the side of running the round).
+  bool block_may_hide_copies(const RitzPairs &rp, const std::vector<double> &locked_theta) const
+  {
+    std::vector<double> conv(locked_theta), value(locked_theta), reach; // eigenvalues as reported (minus the shift)
+    for (double t : locked_theta) reach.push_back(s_.tol * std::max(std::abs(t + s_.shift), anorm_));
+    for (int q = 0; q < rp.na; ++q) {
+      const double t = rp.w[rp.order[q]] - s_.shift;
+      if (rp.err[q] < s_.tol) conv.push_back(t);
+      value.push_back(t);
+      reach.push_back(std::max(rp.res[q], s_.tol * std::max(std::abs(t + s_.shift), anorm_)));
+    }
+    if (static_cast<int>(conv.size()) < s_.nev) return true;
+    std::sort(conv.begin(), conv.end(), [&](double x, double y) { return badness(s_, c_.eigenvalue(x)) < badness(s_, c_.eigenvalue(y)); });
+    for (int i = 0; i < s_.nev; ++i) {
+      int copies = 0;
+      for (std::size_t j = 0; j < value.size(); ++j)
+        if (std::abs(value[j] - conv[i]) <= reach[j] + s_.tol * std::max(std::abs(conv[i] + s_.shift), anorm_)) ++copies;
+      if (copies >= B_) return true;
+    }
+    return false;
+  }
+
   // One block step: W = A V[:, c:c+B] into columns c+B..c+2B-1, orthonormalized against the basis;
   // fills the projected matrix's columns c..c+B-1 and the coupling R below them. Coefficients against
   // the locked columns are dropped (their residuals are below tol: locking). False when the space is
@@ -254,6 +282,7 @@ private:
     const int B = B_, w = c + B;
     b_.apply_operator_block(c, w, B);
     matvecs_ += B;
+    ++passes_;
     Matrix C, R;
     std::vector<double> before;
     const bool ok = orthonormalize(w, w, true, C, R, before);
@@ -328,10 +357,19 @@ private:
       all_approximations(s_, locked_theta, locked_err, rp, theta_all, err_all);
       if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), e);
 
-      const CycleEnd end = end_cycle(s_, c_, r, exhausted, nconv, newconv, m - nconv >= 2 * B, verify_fresh_, rp, locked_theta,
+      // A block Krylov space of a random block of B vectors holds B directions of every eigenspace, so
+      // it finds every copy of an eigenvalue of multiplicity up to B without the verification
+      // (BlockSteps.FindEveryCopyOfATripleEigenvalueWithoutVerification). Only a wanted value that the
+      // Ritz values at hand show B times may have more copies than the block could see: then the round
+      // runs; otherwise the verification is certified by these Ritz values and costs no product.
+      const bool skip_round = s_.verify && !verifying && !exhausted && nconv >= s_.nev && !block_may_hide_copies(rp, locked_theta);
+      Settings cycle_settings = s_;
+      if (skip_round) cycle_settings.verify = false, ++r.block_certified;
+      const CycleEnd end = end_cycle(cycle_settings, c_, r, exhausted, nconv, newconv, m - nconv >= 2 * B, verify_fresh_, rp, locked_theta,
                                      anorm_, verifying, found, [&](double worst, double slack) {
                                        return certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
                                      });
+      if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
       bool done = end.done;
       const bool inject = end.inject;
       verify_fresh_ = inject;
@@ -411,6 +449,8 @@ private:
   Matrix H_;
   double anorm_ = 0;
   long matvecs_ = 0, reductions_ = 0, full_passes_ = 0;
+  long passes_ = 0;          // block products (one pass over A each)
+  long matvecs_to_nev_ = -1; // products when nev pairs had first converged (-1: not yet)
   int breakdowns_ = 0;
   int seeds_ = 0;
   bool verify_fresh_ = false;

@@ -93,6 +93,10 @@ public:
     r.full_reorthogonalizations = full_passes_;
     r.discarded_steps = discarded_;
     r.lookahead_discarded = lookahead_discarded_;
+    r.lookahead_dropped_steps = lookahead_dropped_steps_;
+    r.matvecs_before_nev = matvecs_to_nev_ >= 0 ? matvecs_to_nev_ : matvecs_;
+    r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
+    r.operator_passes = matvecs_; // one vector per product
     r.switched_to_full = restarted_full_;
     r.ncv_used = m_;
     return r;
@@ -254,10 +258,10 @@ private:
     records_.resize(static_cast<std::size_t>(m));
     exhausted = false;
     const bool looks = end_early(-1); // -1: "may this cycle end early at all?"
-    const auto chunk_end = [&](int j) { return looks ? std::min(m, j + std::max(2, (j - start) / 3)) : m; };
+    const auto chunk_end = [&](int j) { return looks ? hinted(j, std::min(m, j + std::max(2, (j - start) / 3))) : m; };
     bool queued = false; // the steps from j were queued before the last look (look_ahead)
     for (int j = start; j < m;) {
-      const int stop = chunk_end(j);
+      const int stop = queued ? queued_end_ : chunk_end(j); // a look after the queue may have moved the hint
       if (queued) b_.collect_steps(records_.data());
       else b_.expand(j, stop, anorm_, records_.data());
       queued = false;
@@ -272,22 +276,30 @@ private:
         }
       }
       if (next == stop && looks && stop < m) {
-        if (look_ahead(stop, chunk_end(stop), -1, end_early)) return stop;
-        queued = true;
+        if (look_ahead(stop, chunk_end(stop), -1, end_early, queued)) return stop;
       }
       j = next;
     }
     return m;
   }
 
+  // The end of a chunk from j that would end at `end`: earlier where a look predicted the step at which
+  // the cycle may end (look_hint_, the verification's certificate).
+  int hinted(int j, int end) const { return look_hint_ > j && look_hint_ < end ? look_hint_ : end; }
+
   // A look between chunks, with the next chunk (steps stop..next_stop, pass over 0..reach-1 or the whole
   // basis) queued first, so that a device runs it while the host computes the Ritz values: the same
   // steps the cycle would take after a look that does not end it, and the same bits (Backend::
   // queue_steps). Returns end_early(stop); when it ends the cycle the queued steps are dropped, and
   // those a device ran anyway count as products (lookahead_discarded_).
-  bool look_ahead(int stop, int next_stop, int reach, const std::function<bool(int)> &end_early)
+  bool look_ahead(int stop, int next_stop, int reach, const std::function<bool(int)> &end_early, bool &queued)
   {
+    // At the step a look predicted the end for, the look most likely ends the cycle: nothing queued,
+    // so that a device runs no steps to throw away (the next chunk, if it does not, runs after the look).
+    queued = stop != look_hint_;
+    if (!queued) return end_early(stop);
     b_.queue_steps(stop, next_stop, reach, anorm_);
+    queued_end_ = next_stop;
     bool ends = false;
     try {
       ends = end_early(stop);
@@ -296,6 +308,7 @@ private:
       throw;
     }
     if (!ends) return false;
+    lookahead_dropped_steps_ += next_stop - stop;
     const int ran = b_.cancel_steps();
     matvecs_ += ran;
     if (reach < 0) full_passes_ += ran;
@@ -336,7 +349,7 @@ private:
     exhausted = false;
     bool full_next = true;
     const bool looks = end_early(-1);
-    const auto chunk_end = [&](int j) { return std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m}); };
+    const auto chunk_end = [&](int j) { return hinted(j, std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m})); };
     bool queued = false; // the steps from j were queued before the last look (look_ahead)
     for (int j = start; j < m && !exhausted;) {
       if (full_next) {
@@ -349,7 +362,7 @@ private:
         continue;
       }
       // Where the cycle may end early, the chunks also end where extend_full would look.
-      const int stop = chunk_end(j);
+      const int stop = queued ? queued_end_ : chunk_end(j); // a look after the queue may have moved the hint
       if (queued) b_.collect_steps(records_.data());
       else b_.expand_partial(j, stop, start, anorm_, records_.data());
       queued = false;
@@ -377,8 +390,8 @@ private:
       if (next == stop && looks && stop < m) {
         // The next partial chunk can be queued unless step `stop` is due a full pass (a breakdown or
         // the estimate at the chunk's last step): that one is expand's, after the look.
-        if (full_next ? end_early(stop) : look_ahead(stop, chunk_end(stop), start, end_early)) return stop;
-        queued = !full_next;
+        if (full_next ? end_early(stop) : look_ahead(stop, chunk_end(stop), start, end_early, queued)) return stop;
+        if (full_next) queued = false;
       }
       j = next;
     }
@@ -523,8 +536,18 @@ private:
         int newconv = 0;
         while (newconv < na && err[newconv] < s_.tol) ++newconv;
         if (copies_found(s_, c_, rp, newconv, worst, slack) > 0) return false; // a copy: the full cycle
-        return round_complete(s_, c_, rp, newconv, worst, slack) ||
-               (verify_fresh_ && complement_certified(w, locked, worst, slack));
+        if (round_complete(s_, c_, rp, newconv, worst, slack)) return true;
+        if (!verify_fresh_) return false;
+        if (complement_certified(w, locked, worst, slack)) return true;
+        // The certificate's bound falls by e^(-2 sqrt(e)) per step: with these Ritz values, the step at
+        // which it would hold is where the next look should be (a chunk that runs past it costs products
+        // the look would have saved).
+        for (int k = na + 1; locked + k < m; ++k)
+          if (detail::certified_complement(s_, c_, w, k, n_, locked, worst, slack)) {
+            look_hint_ = locked + k;
+            break;
+          }
+        return false;
       }
       // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
       // limits every pair computed after it (the verification's), and a full cycle would usually have
@@ -538,6 +561,7 @@ private:
       // Extend the basis from `start` to m columns.
       bool exhausted = false;
       segment_start_ = start;
+      look_hint_ = 0;
       int mc = m; // where this cycle ends: m, or earlier when end_early allows
       // (A verification round's random vector meets the locked vectors in every partial step's pass.)
       if (!partial_active()) mc = extend_full(start, m, exhausted, beta, end_early);
@@ -601,6 +625,7 @@ private:
                                      anorm_, verifying, found, [&](double worst, double slack) {
                                        return complement_certified(w, locked, worst, slack);
                                      });
+      if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
       bool done = end.done;
       const bool inject = end.inject;
       const bool fresh_cycle = verify_fresh_;
@@ -865,6 +890,10 @@ private:
   int chunk_ = 8; // extend_partial: steps per expand_partial call
   long discarded_ = 0; // extend_partial: steps run past one that needed a full pass
   long lookahead_discarded_ = 0; // look_ahead: queued steps a device ran before a look ended the cycle
+  long lookahead_dropped_steps_ = 0; // look_ahead: queued steps dropped, whether a device ran them or not
+  long matvecs_to_nev_ = -1;         // products when nev pairs had first converged (-1: not yet)
+  int look_hint_ = 0;                // where a look predicted the cycle may end (0: nowhere); see hinted()
+  int queued_end_ = 0;               // the end of the steps look_ahead queued
   double omega_worst_ = 0, omega_growth_ = 0; // the last omega_step's largest estimate, and its growth factor
   long full_passes_ = 0;                        // steps orthogonalized against the whole basis
   std::vector<double> omega_cur_, omega_prev_;  // partial reorthogonalization: estimated v_j^T v_k, v_{j-1}^T v_k
@@ -936,12 +965,20 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     second.discarded_steps += r.discarded_steps;
     second.lookahead_discarded += r.lookahead_discarded;
     second.certificates += r.certificates;
+    second.block_certified += r.block_certified;
+    second.lookahead_dropped_steps += r.lookahead_dropped_steps;
+    second.matvecs_before_nev += r.matvecs_before_nev;
+    second.matvecs_verification += r.matvecs_verification;
+    second.matvecs_check += r.matvecs_check;
+    second.operator_passes += r.operator_passes;
     second.residuals_checked += r.residuals_checked;
     second.residual_rejected += r.residual_rejected;
     second.residual_retries = 1;
     r = std::move(second);
   }
   r.matvecs += measured;
+  r.matvecs_before_nev += measured;
+  r.operator_passes += measured;
   for (double &v : r.eigenvalues) v = std::ldexp(v, -e);
   r.scale_exponent = e;
   r.norm_estimate = norm;

@@ -109,6 +109,8 @@ struct Result {
                                    ///< matvecs; 0 on the host backend, which runs queued steps only when asked)
   bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
+  int block_certified = 0;         ///< block steps: verifications the Ritz values made unnecessary (no wanted value
+                                   ///< at hand as many times as the block has vectors)
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
   int scale_exponent = 0;          ///< the solve ran on 2^scale_exponent A (0: unscaled; Settings::norm_estimate)
@@ -116,6 +118,14 @@ struct Result {
   int residuals_checked = 0;       ///< converged pairs whose true residual ||A x - theta x|| was computed at the end
   int residual_rejected = 0;       ///< of those, the ones that failed the convergence test: not counted in nconv
   int residual_retries = 0;        ///< times the solve went on after the check left fewer than nev (Settings::lock_margin)
+  // Where the operator applications went (matvecs = matvecs_before_nev + matvecs_verification + matvecs_check):
+  long matvecs_before_nev = 0;     ///< up to the end of the cycle in which nev pairs had converged (all, if they never did),
+                                   ///< with the product of the norm estimate
+  long matvecs_verification = 0;   ///< after that: the verification rounds (Settings::verify)
+  long matvecs_check = 0;          ///< the true-residual check of the converged pairs
+  long lookahead_dropped_steps = 0; ///< steps queued ahead of a look that then ended its cycle: a one-process device runs
+                                    ///< them all (lookahead_discarded there); the host backend runs none of them
+  long operator_passes = 0;        ///< operator applications counted as calls: a block of b products is one pass over A
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz

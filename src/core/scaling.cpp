@@ -108,6 +108,8 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
     const int count = std::min(chunk, k - i0);
     b.apply_operator_block(i0, returned, count);
     r.matvecs += count;
+    r.matvecs_check += count;
+    ++r.operator_passes; // one block product
     for (int j = 0; j < count; ++j) {
       const int i = i0 + j;
       const double theta = r.eigenvalues[i] + s.shift; // the operator's eigenvalue

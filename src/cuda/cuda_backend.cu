@@ -240,6 +240,27 @@ public:
     reduce_(out, k + 1);
   }
 
+  void project_with(int first, int k, int c, int with, double *out) override
+  {
+    check_column(c);
+    check_column(with);
+    check_range(first, k);
+    ScopedDevice guard(device_);
+    if (n_ == 0) {
+      std::fill(out, out + k + 1, 0.0);
+    } else {
+      // out[0..k-1] = V^T u and out[k] = w.u (u = v_with): the B-inner products of BInnerProductBackend,
+      // one gemv and one dot, one fetch (cuBLAS for both kernel flavors: not on a hot path of HEP)
+      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
+      if (k > 0)
+        CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_T, n_, k, one(), col(first), ldv_, col(with), 1, zero(),
+                                         scalars_.data(), 1));
+      CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(with), 1, scalars_.data() + k));
+      fetch_scalars(k + 1, out);
+    }
+    reduce_(out, k + 1);
+  }
+
   double subtract(int first, int k, const double *coef, int c) override
   {
     ScopedDevice guard(device_);

@@ -90,6 +90,25 @@ void HostBackend::project(int first, int k, int col, double *out)
   reduce_(out, k + 1);
 }
 
+void HostBackend::project_with(int first, int k, int col, int with, double *out)
+{
+  check_column(col);
+  check_column(with);
+  if (k > 0) check_column(first), check_column(first + k - 1);
+  const double *u = column(with);
+  for (int i = 0; i < k; ++i) {
+    const double *v = column(first + i);
+    double s = 0;
+    for (index_t r = 0; r < n_; ++r) s += v[r] * u[r];
+    out[i] = s;
+  }
+  const double *w = column(col);
+  double s = 0;
+  for (index_t r = 0; r < n_; ++r) s += w[r] * u[r];
+  out[k] = s;
+  reduce_(out, k + 1);
+}
+
 void HostBackend::update(int first, int k, const double *coef, int col)
 {
   check_column(col);

@@ -31,6 +31,7 @@ public:
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override;
   void project(int first, int k, int col, double *out) override;
+  void project_with(int first, int k, int col, int with, double *out) override;
   double subtract(int first, int k, const double *coef, int col) override;
   void update(int first, int k, const double *coef, int col) override;
   void scale(int col, double alpha) override;

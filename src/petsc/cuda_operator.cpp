@@ -479,6 +479,8 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   PetscCallCXX(count = cudalanczos::cuda::device_count());
   PetscCall(PickDevice(eps, count, &device, &shared));
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+  // A generalized problem's STSHIFT operator is B^-1 A, not A: only STApply applies it.
+  if (eps->isgeneralized) isshift = PETSC_FALSE;
   PetscCall(STGetMatrix(eps->st, 0, &A));
   ctx->uploaded_bytes = 0;
   if (isshift) PetscCall(UploadOperator(eps, A, device));

@@ -10,6 +10,7 @@
 #include "petsc/eps_cudalanczos_impl.hpp"
 
 #include "core/lanczos_driver.hpp"
+#include "core/b_inner_product_backend.hpp"
 #include "core/constrained_backend.hpp"
 #include "host/host_backend.hpp"
 
@@ -32,6 +33,12 @@ void STOperator::operator()(const double *xa, double *ya) const
   // turns it back into a PETSc error (PETSc has already printed the original trace).
   if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || STApply(st, x, y) || VecResetArray(x) || VecResetArray(y))
     throw cudalanczos::Error("STApply failed inside the Lanczos iteration (see the PETSc error above)");
+}
+
+void BProduct::operator()(const double *xa, double *ya) const
+{
+  if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || MatMult(B, x, y) || VecResetArray(x) || VecResetArray(y))
+    throw cudalanczos::Error("MatMult with the inner-product matrix B failed inside the Lanczos iteration (see the PETSc error above)");
 }
 
 namespace {
@@ -64,10 +71,13 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Setup, eps, 0, 0, 0));
-  PetscCheck(eps->problem_type == EPS_HEP, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
-             "EPSCUDALANCZOS solves standard Hermitian problems only (EPS_HEP): call EPSSetProblemType(eps,EPS_HEP) or use "
-             "-eps_hermitian; for %s problems use another EPS type",
-             eps->isgeneralized ? "generalized" : "non-Hermitian");
+  PetscCheck(eps->problem_type != EPS_GHIEP, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "EPSCUDALANCZOS solves Hermitian problems with a positive definite B only (EPS_HEP, EPS_GHEP): EPS_GHIEP (B indefinite) "
+             "needs a pseudo-Lanczos method; use -eps_type krylovschur");
+  PetscCheck(eps->problem_type == EPS_HEP || eps->problem_type == EPS_GHEP, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "EPSCUDALANCZOS solves Hermitian problems only: EPS_HEP (A x = lambda x, -eps_hermitian) and EPS_GHEP (A x = lambda B x "
+             "with B symmetric positive definite, -eps_gen_hermitian); for %s problems use another EPS type",
+             eps->isgeneralized ? "generalized non-Hermitian" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
   // Deflation vectors (EPSSetDeflationSpace; a negative count until EPSSetUp inserts them into V as
   // constraints, after this function): the solve runs on their orthogonal complement (ConstrainedBackend),
@@ -84,6 +94,9 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   if (eps->nev == 0) eps->nev = 1; // SLEPc >= 3.22 leaves nev 0 until set-up; 3.18 starts at 1
   PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+  // The choices below made for STSHIFT are for its operator being the matrix (one pass over it per
+  // product); with a B its operator is B^-1 A, a solve per product, as with the other STs.
+  if (eps->isgeneralized) isshift = PETSC_FALSE;
 
   ctx->block_eff  = ctx->block_size == PETSC_DEFAULT ? 1 : ctx->block_size;
   ctx->block_auto = PETSC_FALSE;
@@ -155,8 +168,19 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     // and 2-D Laplacians, 0.83-0.99 on the power-law graph, 0.95 on dense 4096 at nev = 10, 1.02-1.04 on
     // a random sparse matrix; the same products and true residuals. Block steps need full. Other STs are
     // chosen so that few steps are needed and each product is a solve: full costs next to nothing there.
+    // A dense matrix takes full as well: its product reads n^2 entries against a pass over the basis's
+    // n ncv, so a full pass costs next to nothing, and partial cost products there (host, dense 2048,
+    // 2026-12-01: 25, 300 and 744 products at nev 1, 10 and 50 against full's 18, 262 and 601; the
+    // steps redone after a full pass came due, and slower convergence on the semi-orthogonal basis).
+    PetscBool dense = PETSC_FALSE;
+    if (isshift) {
+      Mat A;
+      PetscCall(STGetMatrix(eps->st, 0, &A));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATMPIDENSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
+    }
+    ctx->reorthog_dense = dense;
     if (ctx->reorthog_set) ctx->reorthog_eff = ctx->reorthog;
-    else ctx->reorthog_eff = ctx->block_eff == 1 && isshift ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
+    else ctx->reorthog_eff = ctx->block_eff == 1 && isshift && !dense ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, neff));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
@@ -178,6 +202,23 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     }
   }
   PetscCall(EPSAllocateSolution(eps, 0));
+  { // A generalized problem: the BV's inner product is B's (SLEPc's own solvers get it in their set-up,
+    // not in EPSSetUp), so that the deflation space EPSSetUp inserts, BVNormalize and the vectors
+    // returned are B-orthonormal; EPSSolve_CUDALanczos runs Lanczos in the same inner product. B itself
+    // for every ST: the operators of STSHIFT (B^-1 A), STSINVERT ((A - sigma B)^-1 B) and STCAYLEY
+    // ((A - sigma B)^-1 (A + nu B) = I + (sigma + nu) (A - sigma B)^-1 B) are all self-adjoint in it, and
+    // it is positive definite, where STCAYLEY's own bilinear form A + nu B need not be.
+    // A BV this EPS kept from a generalized problem (EPSSetOperators(eps, A, NULL) after one) loses it.
+    if (eps->isgeneralized) {
+      Mat B = nullptr;
+      PetscCall(STGetMatrix(eps->st, 1, &B));
+      PetscCall(BVSetMatrix(eps->V, B, PETSC_FALSE));
+      ctx->bv_matrix_set = PETSC_TRUE;
+    } else if (ctx->bv_matrix_set) {
+      PetscCall(BVSetMatrix(eps->V, nullptr, PETSC_FALSE));
+      ctx->bv_matrix_set = PETSC_FALSE;
+    }
+  }
   // With a non-injective ST (STSHELL without a back-transformation) EPSSolve takes the eigenvalues from
   // the Rayleigh quotients V'AV of the returned vectors through eps->ds (EPSComputeValues), as for
   // SLEPc's Krylov solvers: that DS must exist (a missing one crashed EPSSolve) and is sized in solve.
@@ -264,12 +305,21 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   PetscFunctionBegin;
   PetscCall(ToWhich(eps, &which));
-  { // the driver orthogonalizes in the Euclidean inner product: refuse a BV given another (BVSetMatrix)
-    Mat ipmat;
-    PetscCall(BVGetMatrix(eps->V, &ipmat, nullptr));
-    PetscCheck(!ipmat, comm, PETSC_ERR_SUP,
-               "EPSCUDALANCZOS uses the standard inner product; a BV with an inner-product matrix (BVSetMatrix) is not supported");
-  }
+  // The inner product: B for a generalized problem (EPSSetUp_CUDALanczos gave the BV the ST's B), the
+  // Euclidean one otherwise. A B-inner product wraps the backend in a BInnerProductBackend.
+  Mat       ipmat = nullptr;
+  PetscBool ipindef = PETSC_FALSE;
+  PetscCall(BVGetMatrix(eps->V, &ipmat, &ipindef));
+  PetscCheck(!ipmat || eps->isgeneralized, comm, PETSC_ERR_SUP,
+             "EPSCUDALANCZOS uses the standard inner product for a standard problem; a BV with an inner-product matrix (BVSetMatrix) is "
+             "supported for generalized Hermitian problems (EPS_GHEP) only, where it is B");
+  PetscCheck(!ipindef, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS needs a positive definite inner-product matrix B; an indefinite one (EPS_GHIEP) is not supported");
+  PetscCheck(ipmat || !eps->isgeneralized, comm, PETSC_ERR_PLIB, "EPSCUDALANCZOS: the BV of a generalized problem has no inner-product matrix");
+  if (ipmat) PetscCall(PetscObjectReference((PetscObject)ipmat)); // released below
+  struct MatRef {
+    Mat &m;
+    ~MatRef() { (void)MatDestroy(&m); }
+  } ipmat_ref{ipmat};
   if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps));
   // Destroys the two work vectors on every return, the error returns of PetscCall/PetscCallCXX included
   // (NaN from the operator, a failing STApply): they leaked there. Declared before `backend`, so it runs after it.
@@ -310,10 +360,14 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   // s.norm_estimate stays 0: the driver measures ||A|| with one product on the backend (a device
   // product where the matrix is on the device) rather than a host pass over the matrix (MatNorm) that
   // every new EPS would pay; its scaling dead zone [2^-256, 2^256] needs the norm within far less.
-  { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs
+  { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs.
+    // Not with a B: the certificate's probability bound is for a start vector uniform on the unit sphere
+    // of the inner product the operator is self-adjoint in; our start vector's components in B's
+    // eigenvector basis are skewed by up to cond(B), which the bound does not know. A verification
+    // round then ends only on convergence (docs/algorithm.md, "Generalized problems").
     PetscBool isshift;
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
-    s.translation_map = isshift ? true : false;
+    s.translation_map = isshift && !ipmat ? true : false;
   }
 
   cb.error = [&](double theta, double res) {
@@ -347,11 +401,33 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   // A deflation space: EPSSetUp put it into V as constraints (columns -nc..-1, orthonormal, dependent
   // vectors dropped); the solve runs on its complement through a ConstrainedBackend, which holds it in
   // the first columns of the backend's basis and shows the driver the columns after them.
+  // A generalized problem: B-inner products around the backend, and the constraints (B-orthonormal
+  // from EPSSetUp) around those, so that they are removed in the B-inner product too.
   PetscInt nc = 0;
   PetscCall(BVGetNumConstraints(eps->V, &nc));
+  BProduct                              bprod{ipmat, nullptr, nullptr};
+  struct BProductVecs {
+    BProduct &p;
+    ~BProductVecs()
+    {
+      (void)VecDestroy(&p.x);
+      (void)VecDestroy(&p.y);
+    }
+  } bprod_vecs{bprod};
+  std::unique_ptr<BInnerProductBackend> binner;
+  if (ipmat) {
+    PetscCall(MatCreateVecs(ipmat, &bprod.x, &bprod.y));
+    ColumnOperator apply_b;
+    if (auto *host = dynamic_cast<HostBackend *>(backend.get())) // in place on the host basis
+      apply_b = [host, bprod](Backend &, int src, int dst) { bprod(host->column(src), host->column(dst)); };
+    else // a device basis: through the host (two copies of a column per product)
+      PetscCallCXX(apply_b = host_round_trip([bprod](const double *x, double *y) { bprod(x, y); }));
+    PetscCallCXX(binner = std::make_unique<BInnerProductBackend>(*backend, std::move(apply_b)));
+  }
+  Backend &unconstrained = binner ? static_cast<Backend &>(*binner) : *backend;
   std::unique_ptr<ConstrainedBackend> constrained;
-  if (nc > 0) PetscCallCXX(constrained = std::make_unique<ConstrainedBackend>(*backend, (int)nc));
-  Backend &solver = constrained ? static_cast<Backend &>(*constrained) : *backend;
+  if (nc > 0) PetscCallCXX(constrained = std::make_unique<ConstrainedBackend>(unconstrained, (int)nc));
+  Backend &solver = constrained ? static_cast<Backend &>(*constrained) : unconstrained;
 
   PetscCall(EPSCUDALanczosLimitBasis(eps, backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &s));
   PetscCallCXX(solver.resize_basis(basis_columns_needed(s)));
@@ -479,8 +555,33 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCallCXX(ctx->vectors_desc = device_bv ? "the BV's device columns (VECCUDA), copied device to device, ordered with PETSc's stream by events"
                                    : backend->name() == "cuda" ? "the BV's host columns, copied between host and device"
                                                                 : "the BV's host columns");
+  if (ipmat && eps->nconv > 0) {
+    // Purification (SLEPc's EPS_Purify, on by default, EPSSetPurify; SLEPc does it for STSINVERT, not for
+    // STCAYLEY): the operator's range lies in B's range, so x <- Op x removes from x what rounding put
+    // outside it (components in B's null space, where B is near-singular). Then every vector B-normalized.
+    PetscBool purify;
+    PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSINVERT, &purify));
+    if (purify && eps->purify) {
+      Vec v, z;
+      PetscCall(BVCreateVec(eps->V, &v));
+      for (PetscInt j = 0; j < eps->nconv; ++j) {
+        PetscCall(BVCopyVec(eps->V, j, v));
+        PetscCall(BVGetColumn(eps->V, j, &z));
+        PetscCall(STApply(eps->st, v, z));
+        PetscCall(BVRestoreColumn(eps->V, j, &z));
+      }
+      PetscCall(VecDestroy(&v));
+    }
+    PetscInt l, k;
+    PetscCall(BVGetActiveColumns(eps->V, &l, &k));
+    PetscCall(BVSetActiveColumns(eps->V, 0, eps->nconv));
+    PetscCall(BVNormalize(eps->V, nullptr)); // in the BV's inner product: x^T B x = 1
+    PetscCall(BVSetActiveColumns(eps->V, l, k));
+  }
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));
 
+  ctx->b_products    = binner ? binner->b_products() : 0;
+  ctx->generalized   = ipmat ? PETSC_TRUE : PETSC_FALSE;
   ctx->matvecs       = result.matvecs;
   ctx->reductions    = result.reductions;
   ctx->breakdowns    = result.breakdowns;
@@ -488,8 +589,14 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->full_passes   = result.full_reorthogonalizations;
   ctx->discarded     = result.discarded_steps;
   ctx->lookahead_dropped = result.lookahead_discarded;
+  ctx->lookahead_queued = result.lookahead_dropped_steps;
+  ctx->matvecs_before_nev   = result.matvecs_before_nev;
+  ctx->matvecs_verification = result.matvecs_verification;
+  ctx->matvecs_check        = result.matvecs_check;
+  ctx->operator_passes      = result.operator_passes;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
+  ctx->block_certified = result.block_certified;
   ctx->ncv_used      = result.ncv_used;
   ctx->block_used    = result.block_size;
   ctx->scale_exponent = result.scale_exponent;
@@ -501,7 +608,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->solved        = PETSC_TRUE;
   PetscCall(PetscInfo(eps, "cudalanczos: %ld operator applications, %ld reductions, %d breakdowns, max|V'V-I| = %g on %s\n",
                       result.matvecs, result.reductions, result.breakdowns, result.orthogonality, ctx->backend_name.c_str()));
-  constrained.reset(); // it refers to *backend
+  constrained.reset(); // it refers to *binner or *backend
+  binner.reset();      // it refers to *backend
   backend.reset();
   PetscCall(VecDestroy(&hostop.x));
   PetscCall(VecDestroy(&hostop.y));
@@ -599,8 +707,10 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[ctx->reorthog_eff],
                                      ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
                                      : ctx->block_eff > 1                                   ? "block steps need it"
+                                     : eps->isgeneralized                                   ? "a generalized problem: each product is a solve"
+                                     : ctx->reorthog_dense                                  ? "a dense matrix, whose product costs more than a full pass"
                                                                                             : "an ST other than STSHIFT"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT, else full)\n"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a sparse or shell operator of a standard problem, else full)\n"));
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
@@ -630,7 +740,24 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (!ctx->vectors_desc.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "  vectors: %s\n", ctx->vectors_desc.c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+    if (!thesis) {
+      // Where the products went: the three parts add up to the count above; the thrown-away steps are
+      // inside them (their products were paid for, their results not used).
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  operator applications by part: %ld until the nev-th pair converged (with the norm estimate), %ld verification, "
+                                       "%ld true-residual check; %ld passes over the operator\n",
+                                       ctx->matvecs_before_nev, ctx->matvecs_verification, ctx->matvecs_check, ctx->operator_passes));
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  thrown away: %ld partial-reorthogonalization steps redone, %ld look-ahead steps run (%ld queued and dropped; "
+                                       "a one-process GPU runs every queued step)\n",
+                                       ctx->discarded, ctx->lookahead_dropped, ctx->lookahead_queued));
+    }
+    if (ctx->generalized) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)ctx->orthogonality));
+    } else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
+    }
     if (!thesis && ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization: %ld steps redone after a full pass came due inside a chunk\n", ctx->discarded));
       if (ctx->switched_to_full)
@@ -653,6 +780,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (eps->nconv < eps->nev) PetscCall(EPSCUDALanczosViewShortfall(eps, viewer));
     if (!thesis && ctx->verify) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
+      if (ctx->block_used > 1)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds not needed: %d (no wanted value at hand as many times as the block has vectors)\n",
+                                         ctx->block_certified));
       // Looks inside a cycle happen only with the verification on (the last wanted pairs, the rounds).
       PetscCall(PetscViewerASCIIPrintf(viewer, "  look-ahead: %ld steps run ahead of a look that ended its cycle (in the operator applications)\n",
                                        ctx->lookahead_dropped));

@@ -45,6 +45,13 @@ struct STOperator {
   void operator()(const double *xa, double *ya) const;
 };
 
+/// y = B x on the host (the inner-product matrix of a generalized problem), on Vecs placed over the arrays.
+struct BProduct {
+  Mat B;
+  Vec x, y;
+  void operator()(const double *xa, double *ya) const;
+};
+
 struct EPS_CUDALANCZOS {
   // settings (options -eps_cudalanczos_*)
   EPSCUDALanczosVariant  variant        = EPS_CUDALANCZOS_THICK_RESTART;
@@ -85,11 +92,19 @@ struct EPS_CUDALANCZOS {
   long        matvecs = 0, reductions = 0, full_passes = 0;
   long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
   long        lookahead_dropped = 0;         // steps a device ran ahead of a look that ended the cycle
+  PetscBool   reorthog_dense = PETSC_FALSE;  // the solver chose full reorthogonalization for a dense matrix
+  long        lookahead_queued = 0;          // steps queued ahead of a look that ended the cycle (a device runs them)
+  long        matvecs_before_nev = 0, matvecs_verification = 0, matvecs_check = 0; // where the products went
+  long        operator_passes = 0;           // products counted as calls: a block step is one pass over A
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
+  int         block_certified = 0; // block steps: verifications the Ritz values at hand made unnecessary
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
+  PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
+  PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
+  long        b_products  = 0;           // and took this many products with B
   double      orthogonality = 0;
   int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
   double      norm_estimate = 0;        // and chose it from this ||A|| estimate,

@@ -909,6 +909,100 @@ TEST(BlockSteps, FindEveryCopyOfATripleEigenvalueWithoutVerification)
   }
 }
 
+/// The thesis matrix of examples/thesis_demo.c in small: entries uniform in [0, 1], symmetric. Its
+/// largest eigenvalue (about n/2) stands far above the rest (a semicircle of radius about sqrt(n)/1.7),
+/// the others crowd at the semicircle's edge.
+Dense uniform_symmetric(int n, std::uint64_t seed)
+{
+  Rng rng(seed);
+  Dense A(n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) A(i, j) = A(j, i) = rng.uniform01();
+  return A;
+}
+
+TEST(BlockSteps, VerificationCostsNoProductWhereTheRitzValuesShowNoBlockOfCopies)
+{
+  // A simple spectrum: no wanted value at hand as many times as the block has vectors, so the Ritz
+  // values certify the verification and the solve is the one without it, product for product.
+  const int n = 400;
+  const Dense A = uniform_symmetric(n, 11);
+  for (int nev : {10, 20}) {
+    Settings s = default_settings(n, nev, Which::LargestAlgebraic);
+    s.block_size = 4;
+    s.ncv = nev + 16 * s.block_size;
+    s.verify = true;
+    SCOPED_TRACE("nev " + std::to_string(nev));
+    const Solved on = run_solver(A, s);
+    check_solution(A, s, on);
+    s.verify = false;
+    const Solved off = run_solver(A, s);
+    EXPECT_EQ(on.result.block_certified, 1);
+    EXPECT_EQ(on.result.matvecs_verification, 0);
+    EXPECT_EQ(on.result.matvecs, off.result.matvecs);
+    EXPECT_EQ(on.result.eigenvalues, off.result.eigenvalues);
+  }
+}
+
+TEST(BlockSteps, RoundStillRunsWhereAWantedValueFillsTheBlock)
+{
+  // The triple eigenvalue 2 with blocks of 2: the block space holds two of its three directions, the Ritz
+  // values show 2 twice (as many as the block has vectors), so the round runs and finds the third.
+  const int n = 200;
+  const Dense A = triple_two(n);
+  Settings s = default_settings(n, 5, Which::LargestAlgebraic);
+  s.block_size = 2;
+  s.ncv = 5 + 16 * s.block_size;
+  const Solved sol = run_solver(A, s);
+  EXPECT_EQ(sol.result.block_size, 2);
+  check_solution(A, s, sol);
+  EXPECT_EQ(sol.result.block_certified, 0);
+  EXPECT_GT(sol.result.matvecs_verification, 0);
+  EXPECT_EQ(copies_of_two(sol.result), 3) << describe(sol.result.eigenvalues);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Where the operator applications go (Result::matvecs_before_nev, matvecs_verification, matvecs_check).
+
+TEST(Counts, PartsAddUpToTheProducts)
+{
+  const int n = 300;
+  const Dense A = triple_two(n);
+  for (int variant = 0; variant < 3; ++variant)
+    for (bool verify : {false, true}) {
+      Settings s = default_settings(n, 5, Which::LargestAlgebraic);
+      s.verify = verify;
+      if (variant == 1) s.reorthogonalization = Reorthogonalization::Partial;
+      if (variant == 2) s.block_size = 3, s.ncv = 5 + 8 * 3;
+      SCOPED_TRACE("variant " + std::to_string(variant) + (verify ? ", verify" : ", no verify"));
+      const Result r = run_solver(A, s).result;
+      ASSERT_EQ(r.reason, Reason::Converged);
+      EXPECT_EQ(r.matvecs, r.matvecs_before_nev + r.matvecs_verification + r.matvecs_check);
+      EXPECT_EQ(r.matvecs_check, r.residuals_checked);
+      EXPECT_GT(r.matvecs_before_nev, 0);
+      if (!verify) EXPECT_EQ(r.matvecs_verification, 0);
+      if (verify && variant < 2) EXPECT_GT(r.matvecs_verification, 0); // single vectors: the copies need the round
+      // a block product is one pass over A: the block's steps and each chunk of the check
+      if (variant == 2) EXPECT_LT(r.operator_passes, r.matvecs);
+      else EXPECT_EQ(r.operator_passes, r.matvecs - r.matvecs_check + (r.matvecs_check + 15) / 16);
+    }
+}
+
+TEST(Counts, OneCycleForAnIsolatedLargestValue)
+{
+  // The largest eigenvalue of the thesis matrix stands far above the rest: Krylov-Schur with SLEPc's
+  // ncv (16 at nev 1) converges it within its first cycle. Full reorthogonalization (what the PETSc layer
+  // takes for a dense matrix) takes no more: the cycle, the norm estimate's product and the check's.
+  const int n = 500;
+  const Dense A = uniform_symmetric(n, 5);
+  Settings s = default_settings(n, 1, Which::LargestAlgebraic);
+  s.verify = false;
+  const Result off = run_solver(A, s).result;
+  ASSERT_EQ(off.reason, Reason::Converged);
+  EXPECT_LE(off.matvecs, s.ncv + 2);
+  EXPECT_EQ(off.discarded_steps, 0);
+}
+
 TEST(BlockSteps, InvalidSettingsThrowAndSmallProblemsFallBack)
 {
   const Dense A = diagonal({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});

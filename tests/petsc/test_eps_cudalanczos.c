@@ -228,7 +228,7 @@ int main(int argc, char **argv)
   PetscCall(Compare("n < default ncv (n=12, nev 5)", LAPLACIAN_1D, 12, s));
 
   /* The cases above run the solver's choice of reorthogonalization: partial for these single-vector
-     STSHIFT solves (on one GPU, the device's expand_partial chunks). Full, set by the user, gives the same
+     STSHIFT solves of sparse matrices (on one GPU, the device's expand_partial chunks), full for dense ones. Full, set by the user, gives the same
      answers; the smallest values of the Laplacian are too small against ||A|| for a semi-orthogonal basis
      at tol 1e-10, so partial set by the user switches that solve to full reorthogonalization. */
   s = base, s.nev = 5, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_FULL;
@@ -241,12 +241,12 @@ int main(int argc, char **argv)
   PetscCall(Compare("partial reorthogonalization: 1-D Laplacian n=150, 4 smallest (switches to full)", LAPLACIAN_1D, 150, s));
 
   /* The solver's choice, as EPSCUDALanczosGetReorthog and -eps_view report it after set-up: partial for
-     single-vector steps with STSHIFT; full with block steps and with STSINVERT; none in the thesis
-     variant; and the user's value, without "chosen", when set. */
+     single-vector steps with STSHIFT on a sparse matrix; full with block steps, with STSINVERT and on a dense
+     matrix; none in the thesis variant; and the user's value, without "chosen", when set. */
   {
     static const struct {
       const char            *name;
-      int                    mode; /* 0 default, 1 block 2, 2 sinvert, 3 thesis, 4 user full */
+      int                    mode; /* 0 default, 1 block 2, 2 sinvert, 3 thesis, 4 user full, 5 default on a dense matrix */
       EPSCUDALanczosReorthog expect;
       const char            *line; /* the view line from "reorthogonalization:" on: its start, or all of it when exact */
       PetscBool              exact;
@@ -257,16 +257,19 @@ int main(int argc, char **argv)
       {"reorthogonalization left to the solver: full with STSINVERT", 2, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: an ST other than STSHIFT)", PETSC_TRUE},
       {"reorthogonalization of the thesis variant: none", 3, EPS_CUDALANCZOS_REORTHOG_NONE, "reorthogonalization: none", PETSC_TRUE},
       {"reorthogonalization set to full by the user: full, not 'chosen'", 4, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full", PETSC_TRUE},
+      {"reorthogonalization left to the solver: full for a dense matrix", 5, EPS_CUDALANCZOS_REORTHOG_FULL,
+       "reorthogonalization: full (chosen: a dense matrix, whose product costs more than a full pass)", PETSC_TRUE},
     };
-    Mat A;
+    Mat A, D;
     PetscCall(BuildMatrix(LAPLACIAN_1D, 200, &A));
+    PetscCall(BuildMatrix(DENSE_RANDOM, 200, &D));
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
       EPS                    eps;
       EPSCUDALanczosReorthog after;
       PetscBool              found, match;
       PetscInt               nconv;
       char                   text[256], detail[384];
-      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+      PetscCall(CreateEPS(cases[c].mode == 5 ? D : A, EPS_HEP, EPSCUDALANCZOS, &eps));
       PetscCall(EPSSetDimensions(eps, cases[c].mode == 3 ? 1 : 3, PETSC_DETERMINE, PETSC_DETERMINE));
       if (cases[c].mode == 1) PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
       if (cases[c].mode == 2) { /* CG + Jacobi: runs on any number of ranks */
@@ -296,6 +299,7 @@ int main(int argc, char **argv)
       PetscCall(EPSDestroy(&eps));
     }
     PetscCall(MatDestroy(&A));
+    PetscCall(MatDestroy(&D));
   }
 
   /* Block steps (EPSCUDALanczosSetBlockSize): the same answers. */

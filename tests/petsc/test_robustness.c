@@ -228,10 +228,10 @@ static PetscErrorCode ErrorCases(void)
   PetscCall(Laplacian(n, &A));
   PetscCall(ScaledIdentity(n, 2.0, &B));
 
-  /* Problem types other than Hermitian. */
+  /* Problem types other than Hermitian with a positive definite B. */
   {
-    const EPSProblemType types[]  = {EPS_NHEP, EPS_GHEP, EPS_PGNHEP, EPS_GNHEP};
-    const char          *names[]  = {"NHEP", "GHEP with B", "PGNHEP with B", "GNHEP with B"};
+    const EPSProblemType types[]  = {EPS_NHEP, EPS_GHIEP, EPS_PGNHEP, EPS_GNHEP};
+    const char          *names[]  = {"NHEP", "GHIEP with B", "PGNHEP with B", "GNHEP with B"};
     const PetscBool      withB[]  = {PETSC_FALSE, PETSC_TRUE, PETSC_TRUE, PETSC_TRUE};
     char                 name[128];
     for (i = 0; i < 4; ++i) {
@@ -247,6 +247,30 @@ static PetscErrorCode ErrorCases(void)
       PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, name));
       PetscCall(EPSDestroy(&eps));
     }
+  }
+
+  /* GHEP with B = 2 I (eigenvalues halved), then EPS_HEP on the same EPS: the B-inner product set on the
+     BV for the first solve does not stay for the second. */
+  {
+    PetscReal halved[16];
+    for (i = 0; i < 16; ++i) halved[i] = expected[i] / 2;
+    ST  st;
+    KSP ksp;
+    PC  pc;
+    PetscCall(NewEPS(A, nev, &eps));
+    PetscCall(EPSSetOperators(eps, A, B));
+    PetscCall(EPSSetProblemType(eps, EPS_GHEP));
+    /* B^-1 exactly on any number of ranks without a parallel LU (a PETSc without MUMPS has none) */
+    PetscCall(EPSGetST(eps, &st));
+    PetscCall(STGetKSP(st, &ksp));
+    PetscCall(KSPSetType(ksp, KSPPREONLY));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCJACOBI));
+    PetscCall(SolveAndCheck(eps, nev, halved, 1e-10, "GHEP with B = 2 I solves (eigenvalues halved)"));
+    PetscCall(EPSSetOperators(eps, A, NULL));
+    PetscCall(EPSSetProblemType(eps, EPS_HEP));
+    PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then EPS_HEP on the same EPS solves"));
+    PetscCall(EPSDestroy(&eps));
   }
 
   /* A deflation space that leaves nothing, or less than nev, of the problem: refused at set-up with the

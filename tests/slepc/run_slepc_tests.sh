@@ -95,6 +95,9 @@ done
 
 # --- the environment of the harness ---------------------------------------------------------------
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Tests with 4 ranks (test32_3/_4 at nsize 4) on a machine with fewer cores: Debian's harness runs
+# mpiexec with oversubscription allowed, a PETSc built from source (3.26.1) does not.
+export OMPI_MCA_rmaps_base_oversubscribe=1
 # Loops in a test's arguments ("-eps_type {{krylovschur arnoldi}}") become shell loops over the
 # variable named after the option, whose value is appended AFTER EXTRA_OPTIONS; the harness takes the
 # list from the environment when the variable is set there. One pass with our type instead of one per

@@ -1,0 +1,92 @@
+// A generalized Hermitian problem A x = lambda B x (B symmetric positive definite) for any backend: the
+// operator the wrapped backend applies is SLEPc's ST operator, B^-1 A (STSHIFT) or (A - sigma B)^-1 B
+// (STSINVERT), which is self-adjoint in the B-inner product <x, y>_B = x^T B y, not in the Euclidean one.
+// Lanczos in the B-inner product keeps all of the symmetric theory: the basis is B-orthonormal, the
+// projected matrix V^T B (Op V) is symmetric tridiagonal (or arrowhead after a thick restart), and its
+// Ritz pairs are those of Op in that inner product.
+//
+// BInnerProductBackend wraps another backend and makes every inner product a B-inner product: project,
+// project_block and subtract compute B w (w the column being orthogonalized) into a scratch column after
+// the driver's basis and take V^T (B w) and w^T (B w) from it (Backend::project_with: one reduction).
+// The purely linear operations (apply_operator, update, scale, combine, rotate, copy_column, the block
+// operations) go to the wrapped backend unchanged. The steps of expand / expand_partial / queue_steps are
+// Backend's reference steps (backend.cpp), built on project / subtract, so they are B-orthogonal too;
+// so are the driver's orthogonality measure, its verification round and its true-residual check, which
+// then measures ||Op x - theta x||_B. The driver itself does not know that B exists.
+//
+// B w is computed once per orthogonalization pass, from w as it is (no recurrence for B V that could
+// drift from the vectors): three products with B per Lanczos step, five when DGKS repeats the pass. The
+// scratch column remembers whose product it holds, so that a second project of an unchanged column
+// (project_block projects each column twice) reuses it.
+#pragma once
+
+#include "core/backend.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace cudalanczos {
+
+/// Wrapped column dst = B times wrapped column src (src != dst) of `inner`.
+using ColumnOperator = std::function<void(Backend &inner, int src, int dst)>;
+/// y = B x on this rank's local entries, host arrays.
+using VectorOperator = std::function<void(const double *x, double *y)>;
+
+/// A ColumnOperator for any backend through get_column / set_column and a host product: correct
+/// everywhere, two copies of a column per product (host to device and back for a device backend).
+ColumnOperator host_round_trip(VectorOperator B);
+
+class BInnerProductBackend final : public Backend {
+public:
+  /// Wraps `inner`, which must outlive this; `apply_b` computes B times a wrapped column.
+  BInnerProductBackend(Backend &inner, ColumnOperator apply_b);
+
+  /// Products with B so far (for -eps_view and the tests).
+  long b_products() const { return b_products_; }
+
+  std::string name() const override { return inner_.name(); }
+  index_t local_size() const override { return inner_.local_size(); }
+  index_t global_size() const override { return inner_.global_size(); }
+  void resize_basis(int ncols) override;
+  int basis_columns() const override { return ncols_; }
+
+  void set_random(int j, std::uint64_t seed) override;
+  void set_column(int j, const double *x) override;
+  void get_column(int j, double *x) const override;
+  void apply_operator(int src, int dst) override;
+  void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
+  void project(int first, int k, int col, double *out) override;
+  double subtract(int first, int k, const double *coef, int col) override;
+  void update(int first, int k, const double *coef, int col) override;
+  void scale(int col, double alpha) override;
+  void combine(int first, int k, const double *coef, int dst) override;
+  void rotate(int k, int m, const double *Q, int ldq) override;
+  void copy_column(int src, int dst) override;
+
+  // expand, expand_partial, queue_steps, collect_steps, cancel_steps and project_block: Backend's
+  // reference versions, on the B-inner products above. The wrapped backend's own (a device's fused
+  // steps) compute Euclidean inner products and must not be used.
+
+  void apply_operator_block(int src, int dst, int b) override;
+  void update_block(int first, int k, const double *C, int ldc, int col, int b) override;
+  void transform_block(int col, int b, const double *M, int ldm) override;
+  void synchronize() override { inner_.synchronize(); }
+
+private:
+  void check_column(int j) const;
+  /// The scratch column holds B v_col afterwards.
+  void ensure_b(int col);
+  /// Columns first..first+count-1 changed: a product of one of them in the scratch column is stale.
+  void changed(int first, int count = 1);
+  /// w^T B w for column col (scratch holding B w): a negative value beyond rounding means B is not
+  /// positive definite, an error; one within rounding (w numerically zero) is 0.
+  double checked_norm2(int col, double s);
+
+  Backend    &inner_;
+  ColumnOperator apply_b_;
+  int         ncols_   = 0;  // the driver's columns; the scratch column is the wrapped column ncols_
+  int         holds_   = -1; // the column whose B-product the scratch column holds; -1: none
+  long        b_products_ = 0;
+};
+
+} // namespace cudalanczos

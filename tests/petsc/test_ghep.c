@@ -1,0 +1,246 @@
+/*
+   Generalized Hermitian problems (EPS_GHEP, A x = lambda B x with B symmetric positive definite) with
+   EPSCUDALANCZOS through SLEPc's ST: STSHIFT (operator B^-1 A) and STSINVERT (operator (A - sigma B)^-1 B),
+   against krylovschur with the same ST and KSP in the same program. Checked for each case: the nev
+   eigenvalues agree with krylovschur's, each returned pair has a small relative true residual
+   ||A x - lambda B x|| / (|lambda| ||x||), and the vectors are B-orthonormal (x_i^T B x_j = delta_ij).
+   Pencils: a 1-D finite-element pencil (stiffness tridiag(-1, 2, -1), consistent mass tridiag(1, 4, 1)/6)
+   and a diagonal B. Bad input: EPS_GHIEP and a B that is not positive definite get a PETSc error.
+   The host backend always; the CUDA backend too where a GPU is present (backend "auto" picks it), skipped
+   otherwise. Runs on any number of ranks (uneven row layouts).
+*/
+#include "test_support.h"
+
+#include <math.h>
+
+typedef enum { MASS_CONSISTENT, MASS_DIAGONAL, MASS_INDEFINITE } MassKind;
+
+/* The stiffness tridiag(-1, 2, -1) * (n+1) and mass: consistent tridiag(1, 4, 1) / (6 (n+1)), diagonal with
+   entries 1 + (i mod 3) / 2, or that diagonal with one negative entry. */
+static PetscErrorCode BuildPencil(PetscInt n, MassKind kind, Mat *A, Mat *B)
+{
+  PetscInt    nloc, rstart, rend, i;
+  const PetscReal h = 1.0 / (PetscReal)(n + 1);
+
+  PetscFunctionBeginUser;
+  PetscCall(UnevenLocalRows(n, &nloc));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 3, NULL, 2, NULL, A));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 3, NULL, 2, NULL, B));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) {
+    PetscCall(MatSetValue(*A, i, i, 2.0 / h, INSERT_VALUES));
+    if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0 / h, INSERT_VALUES));
+    if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0 / h, INSERT_VALUES));
+    if (kind == MASS_CONSISTENT) {
+      PetscCall(MatSetValue(*B, i, i, 4.0 * h / 6.0, INSERT_VALUES));
+      if (i > 0) PetscCall(MatSetValue(*B, i, i - 1, h / 6.0, INSERT_VALUES));
+      if (i < n - 1) PetscCall(MatSetValue(*B, i, i + 1, h / 6.0, INSERT_VALUES));
+    } else {
+      PetscReal d = 1.0 + (PetscReal)(i % 3) / 2.0;
+      if (kind == MASS_INDEFINITE && i == n / 2) d = -1.0;
+      PetscCall(MatSetValue(*B, i, i, d, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  STType      st;
+  PetscReal   sigma;  /* STSINVERT's shift (target) */
+  PetscInt    nev;
+  EPSWhich    which;
+  const char *backend; /* "host", "cuda" or NULL for krylovschur */
+} Case;
+
+/* The ST's solver: direct, exact to rounding: LU, on several ranks MUMPS where PETSc has it, else
+   PCREDUNDANT (a sequential LU of the gathered matrix on each rank; no external package). A diagonal B
+   under STSHIFT: Jacobi, exact. Iterative solves would make the operator inexact at the level of
+   rtol ||Op||, which limits the accuracy of the smallest eigenvalues of B^-1 A below this test's tol. */
+static PetscErrorCode SetUpEPS(Mat A, Mat B, Case c, PetscBool diagonal, EPSType type, EPS *eps)
+{
+  ST          st;
+  KSP         ksp;
+  PC          pc;
+  PetscMPIInt size;
+  PetscBool   mumps, no_mumps;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
+  PetscCall(EPSSetOperators(*eps, A, B));
+  PetscCall(EPSSetProblemType(*eps, EPS_GHEP));
+  PetscCall(EPSSetType(*eps, type));
+  PetscCall(EPSSetDimensions(*eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSSetTolerances(*eps, 1e-10, 1000));
+  PetscCall(EPSSetWhichEigenpairs(*eps, c.which));
+  PetscCall(EPSGetST(*eps, &st));
+  PetscCall(STSetType(st, c.st));
+  if (c.which == EPS_TARGET_MAGNITUDE) PetscCall(EPSSetTarget(*eps, c.sigma));
+  PetscCall(STGetKSP(st, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscHasExternalPackage("mumps", &mumps));
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-no_mumps", &no_mumps)); /* the PCREDUNDANT path where MUMPS is present too */
+  if (no_mumps) mumps = PETSC_FALSE;
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  if (c.st == STSHIFT && diagonal) PetscCall(PCSetType(pc, PCJACOBI));
+  else if (size == 1 || mumps) {
+    PetscCall(PCSetType(pc, PCLU));
+    if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  } else PetscCall(PCSetType(pc, PCREDUNDANT));
+  PetscCall(EPSSetFromOptions(*eps)); /* -eps_monitor, -eps_view, ... for diagnosis */
+  if (c.backend) PetscCall(EPSCUDALanczosSetBackend(*eps, !strcmp(c.backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case c)
+{
+  Mat         A, B;
+  EPS         ref, eps;
+  PetscInt    nref, nconv, i, j;
+  PetscScalar lr[64], lc[64];
+  Vec         x[64], Ax, Bx;
+  char        detail[512];
+  PetscReal   worst_diff = 0, worst_res = 0, worst_borth = 0, scale = 0;
+  const char *used = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildPencil(n, kind, &A, &B));
+  PetscCall(SetUpEPS(A, B, c, (PetscBool)(kind != MASS_CONSISTENT), EPSKRYLOVSCHUR, &ref));
+  PetscCall(EPSSolve(ref));
+  PetscCall(EPSGetConverged(ref, &nref));
+  for (i = 0; i < PetscMin(nref, c.nev); ++i) PetscCall(EPSGetEigenvalue(ref, i, &lr[i], NULL));
+  PetscCall(SetUpEPS(A, B, c, (PetscBool)(kind != MASS_CONSISTENT), EPSCUDALANCZOS, &eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "backend %s, %" PetscInt_FMT " converged (krylovschur %" PetscInt_FMT "), nev %" PetscInt_FMT, used,
+                          nconv, nref, c.nev));
+  PetscCall(Check((PetscBool)(nconv >= c.nev && nref >= c.nev && !strcmp(used, c.backend)), name, detail));
+  { /* -eps_view says the solve ran in the B-inner product */
+    char      line[256];
+    PetscBool found;
+    PetscCall(ViewLine(eps, "generalized problem: Lanczos in the B-inner product", line, sizeof(line), &found));
+    PetscCall(Check(found, name, found ? line : "-eps_view does not report the B-inner product"));
+  }
+  if (nconv >= c.nev && nref >= c.nev) {
+    PetscCall(MatCreateVecs(A, &Ax, &Bx));
+    for (i = 0; i < c.nev; ++i) {
+      PetscCall(MatCreateVecs(A, &x[i], NULL));
+      PetscCall(EPSGetEigenpair(eps, i, &lc[i], NULL, x[i], NULL));
+      scale = PetscMax(scale, PetscAbsScalar(lr[i]));
+    }
+    for (i = 0; i < c.nev; ++i) {
+      PetscReal rn, xn;
+      worst_diff = PetscMax(worst_diff, PetscAbsScalar(lc[i] - lr[i]) / scale);
+      PetscCall(MatMult(A, x[i], Ax));
+      PetscCall(MatMult(B, x[i], Bx));
+      for (j = 0; j <= i; ++j) {
+        PetscScalar d;
+        PetscCall(VecDot(Bx, x[j], &d));
+        worst_borth = PetscMax(worst_borth, PetscAbsScalar(d - (i == j ? 1.0 : 0.0)));
+      }
+      PetscCall(VecAXPY(Ax, -lc[i], Bx));
+      PetscCall(VecNorm(Ax, NORM_2, &rn));
+      PetscCall(VecNorm(x[i], NORM_2, &xn));
+      worst_res = PetscMax(worst_res, rn / (PetscAbsScalar(lc[i]) * xn));
+    }
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - lambda_krylovschur| / max|lambda| = %.2e (lambda_1 = %.10g)", (double)worst_diff,
+                            (double)PetscRealPart(lc[0])));
+    PetscCall(Check((PetscBool)(worst_diff <= 1e-9), name, detail));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||A x - lambda B x|| / (|lambda| ||x||) = %.2e", (double)worst_res));
+    PetscCall(Check((PetscBool)(worst_res <= 1e-8), name, detail));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |x_i' B x_j - delta_ij| = %.2e", (double)worst_borth));
+    PetscCall(Check((PetscBool)(worst_borth <= 1e-10), name, detail));
+    for (i = 0; i < c.nev; ++i) PetscCall(VecDestroy(&x[i]));
+    PetscCall(VecDestroy(&Ax));
+    PetscCall(VecDestroy(&Bx));
+  }
+  PetscCall(EPSDestroy(&ref));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* A PETSc error, not a crash or an answer. */
+static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
+{
+  Mat            A, B;
+  EPS            eps;
+  PetscErrorCode ierr;
+  Case           c = {STSHIFT, 0, 2, EPS_LARGEST_REAL, "host"};
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildPencil(40, kind, &A, &B));
+  PetscCall(SetUpEPS(A, B, c, (PetscBool)(kind != MASS_CONSISTENT), EPSCUDALANCZOS, &eps));
+  PetscCall(EPSSetProblemType(eps, problem));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSolve(eps);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(Check((PetscBool)(ierr != 0), name, ierr ? "refused with a PETSc error" : "was accepted"));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscBool   has_cuda_device = PETSC_FALSE;
+  const char *backends[2]     = {"host", "cuda"};
+  PetscInt    b, n = 101;
+  char        name[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPS_GHEP with EPSCUDALANCZOS"));
+  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  { /* Which backend does "auto" pick here? The CUDA cases run only where it is the GPU. */
+    Mat         A, B;
+    EPS         eps;
+    const char *used;
+    Case        c = {STSHIFT, 0, 1, EPS_LARGEST_REAL, NULL};
+    PetscCall(BuildPencil(10, MASS_CONSISTENT, &A, &B));
+    PetscCall(SetUpEPS(A, B, c, PETSC_FALSE, EPSCUDALANCZOS, &eps));
+    PetscCall(EPSCUDALanczosSetBackend(eps, EPS_CUDALANCZOS_BACKEND_AUTO));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+    has_cuda_device = strcmp(used, "cuda") == 0 ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# a GPU is %s: the CUDA cases %s\n", has_cuda_device ? "present" : "absent",
+                          has_cuda_device ? "run" : "are skipped"));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+    PetscCall(MatDestroy(&B));
+  }
+  for (b = 0; b < (has_cuda_device ? 2 : 1); ++b) {
+    const char *be = backends[b];
+    Case        c;
+    c = (Case){STSHIFT, 0, 4, EPS_SMALLEST_REAL, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT (B^-1 A), 4 smallest", be));
+    PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
+    c = (Case){STSHIFT, 0, 3, EPS_LARGEST_REAL, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT, 3 largest", be));
+    PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
+    c = (Case){STSHIFT, 0, 5, EPS_LARGEST_MAGNITUDE, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT, 5 largest magnitude", be));
+    PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
+    c = (Case){STSINVERT, 50.0, 4, EPS_TARGET_MAGNITUDE, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSINVERT ((A - sigma B)^-1 B), 4 nearest 50 (interior)", be));
+    PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
+    c = (Case){STSINVERT, 0.0, 6, EPS_TARGET_MAGNITUDE, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSINVERT, 6 nearest 0 (lowest modes)", be));
+    PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
+  }
+  if (!has_cuda_device) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# skipped: the CUDA backend cases (no GPU)\n"));
+  PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
+  PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
+  PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
+  PetscCall(SlepcFinalize());
+  return failures ? 1 : 0;
+}
