@@ -82,9 +82,20 @@ gpu-pack: build
 	cp $$(find $(BUILD)/examples -maxdepth 1 -type f -executable) gpucarry/examples/
 	-cp $(BUILD)/bench/bench_cudalanczos $(BUILD)/bench/bench_multigpu gpucarry/bench/
 	-cp $(BUILD)/bench/peers/bench_eps $(BUILD)/bench/peers/krylov_floor $(BUILD)/bench/peers/gen_matrices gpucarry/bench/peers/
-	mkdir -p gpucarry/slepc && mpicc -O2 -o gpucarry/slepc/ex1 $(SLEPC_EXAMPLES)/src/eps/tutorials/ex1.c $$(pkg-config --cflags --libs slepc)
-	find gpucarry -type f -exec strip --strip-debug {} +
-	../shared/gpu-host/pack.sh .gpu-host gpucarry/libslepccudalanczos.so $$(find gpucarry -type f -executable)
+	# A PETSc/SLEPc that is not the system's (BUILD=$(BUILD_PETSC_CUDA), against $(PETSC_CUDA_PREFIX)) travels
+	# as gpucarry/petsc-libs.tar.xz (36 MB of libpetsc become 9: a carry stays under 64 MiB), unpacked by
+	# run_all_on_gpu_host.sh onto LD_LIBRARY_PATH; pack.sh adds what they need from the system. ex1 is
+	# built against the same SLEPc.
+	libs=$$(ldd $(BUILD)/libslepccudalanczos.so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}'); \
+	if [ -n "$$libs" ]; then d=$$(mktemp -d) && cp -L $$libs $$d/ && strip --strip-debug $$d/* && \
+	  tar -C $$d -cf - . | xz -T0 -6 > gpucarry/petsc-libs.tar.xz && rm -rf $$d; fi
+	slepc=$$(sed -n 's/^SLEPC_PREFIX:INTERNAL=//p' $(BUILD)/CMakeCache.txt); petsc=$$(sed -n 's/^PETSC_PREFIX:INTERNAL=//p' $(BUILD)/CMakeCache.txt); \
+	examples=$(SLEPC_EXAMPLES); [ -d "$$slepc/share/slepc/examples" ] && examples=$$slepc/share/slepc/examples; \
+	export PKG_CONFIG_PATH=$$slepc/lib/pkgconfig:$$petsc/lib/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}; \
+	mkdir -p gpucarry/slepc && mpicc -O2 -o gpucarry/slepc/ex1 $$examples/src/eps/tutorials/ex1.c $$(pkg-config --cflags --libs slepc)
+	find gpucarry -type f ! -name '*.tar.xz' -exec strip --strip-debug {} +
+	../shared/gpu-host/pack.sh .gpu-host gpucarry/libslepccudalanczos.so $$(find gpucarry -type f -executable) \
+	  $$(ldd $(BUILD)/libslepccudalanczos.so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}')
 
 clean:
 	rm -rf $(BUILD)

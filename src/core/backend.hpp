@@ -89,6 +89,23 @@ public:
   /// x = v_j (this rank's local_size() entries, to the host).
   virtual void get_column(int j, double *x) const = 0;
 
+  /// The same between the basis and device memory, for a backend whose basis lives on a device: x holds
+  /// local_size() entries in memory that device can address (a CUDA PETSc's VECCUDA array). `stream` is
+  /// the caller's stream (a cudaStream_t; null is the legacy default stream, a stream too) and orders the
+  /// copy with the caller's work without a host wait: the copy runs after the work queued on `stream` so
+  /// far, and the work queued on `stream` afterwards runs after the copy. Return false, doing nothing,
+  /// where the basis is not in device memory (this default: the host backend): use get/set_column then.
+  virtual bool get_column_device(int j, double *x, void *stream) const
+  {
+    (void)j, (void)x, (void)stream;
+    return false;
+  }
+  virtual bool set_column_device(int j, const double *x, void *stream)
+  {
+    (void)j, (void)x, (void)stream;
+    return false;
+  }
+
   /// v_dst = A v_src  (src != dst), A being the operator times 2^e after set_operator_scale(e).
   virtual void apply_operator(int src, int dst) = 0;
 

@@ -18,12 +18,30 @@ void ConstrainedBackend::resize_basis(int ncols)
   d_ = 0; // the wrapped columns are new: Z has to be added again
 }
 
-bool ConstrainedBackend::add_constraint(const double *x)
+void ConstrainedBackend::check_room() const
 {
   if (d_ >= most_)
     throw Error("ConstrainedBackend::add_constraint: room for " + std::to_string(most_) + " constraint vectors only");
   if (inner_.basis_columns() < most_ + 1) throw Error("ConstrainedBackend::add_constraint: resize_basis first");
+}
+
+bool ConstrainedBackend::add_constraint(const double *x)
+{
+  check_room();
   inner_.set_column(d_, x);
+  return keep_constraint();
+}
+
+bool ConstrainedBackend::add_constraint_device(const double *x, void *stream, bool *kept)
+{
+  check_room();
+  if (!inner_.set_column_device(d_, x, stream)) return false;
+  *kept = keep_constraint();
+  return true;
+}
+
+bool ConstrainedBackend::keep_constraint()
+{
   double before = 0;
   const double after = project_out(d_, &before);
   constexpr double eps = std::numeric_limits<double>::epsilon();
@@ -57,6 +75,13 @@ void ConstrainedBackend::set_column(int j, const double *x)
 {
   inner_.set_column(j + d_, x);
   if (d_ > 0) project_out(j + d_);
+}
+
+bool ConstrainedBackend::set_column_device(int j, const double *x, void *stream)
+{
+  if (!inner_.set_column_device(j + d_, x, stream)) return false;
+  if (d_ > 0) project_out(j + d_);
+  return true;
 }
 
 void ConstrainedBackend::apply_operator(int src, int dst)

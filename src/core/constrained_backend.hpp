@@ -32,6 +32,9 @@ public:
   /// (its norm falls below sqrt(eps) of what it was) is dropped, as SLEPc's BVInsertConstraints drops
   /// it: returns whether x was kept. Call after resize_basis(), which forgets Z.
   bool add_constraint(const double *x);
+  /// add_constraint with x in device memory (Backend::set_column_device, ordered with `stream`): false
+  /// when the wrapped backend's basis is not in device memory (nothing done), else true with *kept set.
+  bool add_constraint_device(const double *x, void *stream, bool *kept);
   /// The vectors of Z kept so far.
   int constraints() const { return d_; }
 
@@ -44,6 +47,8 @@ public:
   void set_random(int j, std::uint64_t seed) override;
   void set_column(int j, const double *x) override;
   void get_column(int j, double *x) const override { inner_.get_column(j + d_, x); }
+  bool get_column_device(int j, double *x, void *stream) const override { return inner_.get_column_device(j + d_, x, stream); }
+  bool set_column_device(int j, const double *x, void *stream) override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
   void project(int first, int k, int col, double *out) override { inner_.project(first + d_, k, col + d_, out); }
@@ -73,6 +78,9 @@ private:
   /// Removes Z from the wrapped column c (two classical Gram-Schmidt passes); returns ||c||^2 after,
   /// and stores it before in *before when given.
   double project_out(int c, double *before = nullptr);
+  /// The rest of add_constraint once the vector is in the wrapped column d_: kept or dropped.
+  bool keep_constraint();
+  void check_room() const;
 
   Backend &inner_;
   int most_ = 0; // columns reserved for Z at the front of the wrapped basis

@@ -60,6 +60,8 @@ public:
     ldv_ = (n_ + 31) / 32 * 32;
     stream_ = make_stream();
     stage_done_ = make_event();
+    caller_ready_ = make_event();
+    copy_done_ = make_event();
     cublas_ = make_cublas(stream_.get());
     constants_ = DeviceBuffer<double>(3, "cuBLAS constants");
     const double c[3] = {1.0, 0.0, -1.0};
@@ -165,6 +167,38 @@ public:
     if (n_ == 0) return;
     CUDALANCZOS_CHECK(cudaMemcpyAsync(x, col(j), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  bool get_column_device(int j, double *x, void *stream) const override
+  {
+    check_column(j);
+    copy_ordered(x, col(j), static_cast<cudaStream_t>(stream));
+    return true;
+  }
+
+  bool set_column_device(int j, const double *x, void *stream) override
+  {
+    check_column(j);
+    copy_ordered(col(j), x, static_cast<cudaStream_t>(stream));
+    return true;
+  }
+
+  /// wait_for_stream(): this backend's later work waits for the work queued on `s` so far.
+  void wait_for(cudaStream_t s)
+  {
+    ScopedDevice guard(device_);
+    CUDALANCZOS_CHECK(cudaEventRecord(caller_ready_.get(), s));
+    CUDALANCZOS_CHECK(cudaStreamWaitEvent(stream_.get(), caller_ready_.get(), 0));
+  }
+
+  /// backend_device_bytes(): the basis and every scratch buffer (not the operator's).
+  std::size_t device_bytes() const
+  {
+    std::size_t total = 0;
+    for (const DeviceBuffer<double> *b : {&constants_, &basis_, &partials_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_,
+                                          &after_, &records_, &block_dev_, &block_coef_})
+      total += b->bytes();
+    return total;
   }
 
   void apply_operator(int src, int dst) override
@@ -670,6 +704,21 @@ private:
     CUDALANCZOS_CHECK(cudaEventRecord(stage_done_.get(), stream_.get()));
   }
 
+  /// dst = src (n_ entries, device memory: the basis and a caller's array) on the backend's stream, ordered
+  /// with the caller's stream s both ways by events, no host wait: the copy waits for s's work queued so
+  /// far (the caller may still be writing src or reading dst there), and s's later work waits for the
+  /// copy (the caller reads dst or overwrites src next).
+  void copy_ordered(double *dst, const double *src, cudaStream_t s) const
+  {
+    ScopedDevice guard(device_);
+    if (n_ == 0) return;
+    CUDALANCZOS_CHECK(cudaEventRecord(caller_ready_.get(), s));
+    CUDALANCZOS_CHECK(cudaStreamWaitEvent(stream_.get(), caller_ready_.get(), 0));
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(dst, src, bytes(n_), cudaMemcpyDefault, stream_.get()));
+    CUDALANCZOS_CHECK(cudaEventRecord(copy_done_.get(), stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamWaitEvent(s, copy_done_.get(), 0));
+  }
+
   /// The `count` reduced scalars from the device to `out`: the one host round trip of a step.
   void fetch_scalars(int count, double *out)
   {
@@ -693,6 +742,7 @@ private:
 
   Stream stream_;
   Event stage_done_;
+  Event caller_ready_, copy_done_; // ordering with a caller's stream (copy_ordered, wait_for)
   CublasHandle cublas_;
   DeviceBuffer<double> constants_; // 1, 0, -1 for cuBLAS calls in device pointer mode
   DeviceBuffer<double> basis_;     // ncols_ columns of stride ldv_
@@ -728,6 +778,28 @@ void rebind_operator(Backend &backend, std::shared_ptr<const DeviceOperator> op)
   auto *cuda = dynamic_cast<CudaBackend *>(&backend);
   if (!cuda) throw Error("rebind_operator: not a backend of make_cuda_backend");
   cuda->rebind(std::move(op));
+}
+
+void wait_for_stream(Backend &backend, void *stream)
+{
+  auto *cuda = dynamic_cast<CudaBackend *>(&backend);
+  if (!cuda) throw Error("wait_for_stream: not a backend of make_cuda_backend");
+  cuda->wait_for(static_cast<cudaStream_t>(stream));
+}
+
+std::size_t backend_device_bytes(const Backend &backend)
+{
+  const auto *cuda = dynamic_cast<const CudaBackend *>(&backend);
+  return cuda ? cuda->device_bytes() : 0;
+}
+
+void order_streams(void *producer, void *consumer, int device)
+{
+  ScopedDevice guard(device);
+  Event done = make_event();
+  CUDALANCZOS_CHECK(cudaEventRecord(done.get(), static_cast<cudaStream_t>(producer)));
+  CUDALANCZOS_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(consumer), done.get(), 0));
+  // destroying an event whose record is still pending is allowed: the wait above already holds it
 }
 
 } // namespace cudalanczos::cuda

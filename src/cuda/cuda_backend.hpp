@@ -128,6 +128,17 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::sha
 /// buffers and basis are kept. Waits for the work queued with the old operator.
 void rebind_operator(Backend &backend, std::shared_ptr<const DeviceOperator> op);
 
+/// Makes a backend of make_cuda_backend wait, on its own stream and without a host wait, for the work
+/// queued on `stream` (a cudaStream_t, e.g. PETSc's) so far: its later products then read what that work
+/// wrote (a CUDA PETSc's Mat arrays used in place).
+void wait_for_stream(Backend &backend, void *stream);
+/// Device memory held by a backend of make_cuda_backend: its basis and scratch, not its operator (0 for
+/// other backends).
+std::size_t backend_device_bytes(const Backend &backend);
+/// The work queued on `consumer` from now on waits for the work queued on `producer` so far (cudaStream_t
+/// both; null is the legacy default stream), on `device`: an event, no host wait.
+void order_streams(void *producer, void *consumer, int device);
+
 /// Number of CUDA devices usable by this process; 0 (never an exception) when there is no driver or GPU.
 int device_count();
 /// "NVIDIA H200 (sm_90, 139.8 GiB)" for -eps_view.

@@ -233,6 +233,16 @@ public:
     return total;
   }
 
+  /// Every block on the caller's device memory (a CUDA PETSc's MPIAIJCUSPARSE / MPIDENSECUDA blocks):
+  /// device_bytes() is then the halo's scratch only.
+  bool in_place() const override
+  {
+    if (!local_->in_place()) return false;
+    for (const auto &b : remote_)
+      if (!b.op->in_place()) return false;
+    return true;
+  }
+
   void set_profiling(bool on) override { profiling_ = on; }
   HaloStats stats() const override
   {

@@ -16,6 +16,11 @@
    MPIDENSE: the local row block m x N, split into the m x m diagonal column block and the column blocks
    left and right of it. Per product: MPI_Allgatherv of x; the ghosts are x_full without our own part.
 
+   A CUDA PETSc's MATMPIAIJCUSPARSE / MATMPIDENSECUDA are used in place (in_place): the same blocks and
+   the same plan (garray and the ownership ranges), the blocks being views of the Mat's own device arrays
+   (the diagonal and off-diagonal MATSEQAIJCUSPARSE blocks, or the local dense array), nothing copied.
+   The halo itself still goes through page-locked host memory (Debian's Open MPI is not CUDA-aware).
+
    Set-up is collective. Every decision that could differ between ranks (a failed upload, an unexpected
    layout) is agreed on with one MPI_Allreduce, so no rank is left waiting in an exchange.
 */
@@ -190,9 +195,69 @@ PetscErrorCode AIJBlocks(Mat A, cuda::KernelFlavor flavor, int device, cuda::Dis
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+constexpr const char *kOrigin = "PETSc's device array";
+
+/// A MATSEQAIJCUSPARSE block's own device CSR arrays (every row, empty ones too), taken and given back at
+/// once: they stay valid while the Mat's object state is unchanged (as for the single-process Mats in
+/// cuda_operator.cpp). Where PETSc keeps the block in compressed-row form (an off-diagonal block's empty
+/// rows left out) it makes and keeps a full row-offset array on the device itself (m + 1 integers): PETSc's
+/// memory, kept with the Mat, not a copy of ours.
+PetscErrorCode DeviceCsr(Mat B, PetscInt cols, cuda::CsrView *view)
+{
+  const PetscInt    *i, *j;
+  const PetscScalar *a;
+  PetscInt           m;
+  MatInfo            info;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(B, &m, nullptr));
+  PetscCall(MatGetInfo(B, MAT_LOCAL, &info));
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(B, PETSC_FALSE, &i, &j));
+  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B, &a));
+  *view = cuda::CsrView{m, cols, (cudalanczos::index_t)info.nz_used, i, j, a};
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B, &a));
+  PetscCall(MatSeqAIJCUSPARSERestoreIJ(B, PETSC_FALSE, &i, &j));
+  PetscFunctionReturn(0);
+}
+
+/// The blocks of this rank's rows of a MATMPIAIJCUSPARSE on their own device arrays, used in place: the
+/// diagonal block as it is, the off-diagonal block (columns already the ghosts, garray) with all m rows,
+/// its empty ones too, so that it adds into y without a row map. May throw.
+PetscErrorCode AIJBlocksInPlace(Mat A, cuda::KernelFlavor flavor, int device, cuda::DistributedParts &parts)
+{
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscInt        m, nghost;
+  cuda::CsrView   view;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  PetscCall(MatGetSize(Ao, nullptr, &nghost));
+  if (m == 0) { // no rows here: an empty operator (PETSc may hold no device arrays for an empty block)
+    static const int zero = 0;
+    PetscCallCXX(parts.local = cuda::make_csr_operator(cuda::CsrView{0, 0, 0, &zero, nullptr, nullptr}, flavor, device));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(DeviceCsr(Ad, m, &view));
+  PetscCallCXX(parts.local = cuda::make_csr_operator_on_device(view, flavor, device, kOrigin));
+  if (nghost == 0) PetscFunctionReturn(0);
+  PetscCall(DeviceCsr(Ao, nghost, &view));
+  if (view.nnz == 0) PetscFunctionReturn(0);
+  cuda::RemoteBlock block;
+  PetscCallCXX(block.op = cuda::make_csr_operator_on_device(view, flavor, device, kOrigin));
+  PetscCallCXX(parts.remote.push_back(std::move(block)));
+  PetscFunctionReturn(0);
+}
+#endif
+
 /// The device blocks of this rank's row block of an MPIDENSE matrix: the diagonal column block, and
 /// the column blocks before and after it (ghost offsets 0 and rstart: x_full without our own part).
-PetscErrorCode DenseBlocks(Mat A, PetscInt rstart, PetscInt rend, PetscInt N, cuda::KernelFlavor flavor, int device, cuda::DistributedParts &parts)
+/// `in_place`: a MATMPIDENSECUDA's own device array, used in place (the blocks are views into it, with
+/// its leading dimension); otherwise the host array, uploaded.
+PetscErrorCode DenseBlocks(Mat A, PetscInt rstart, PetscInt rend, PetscInt N, cuda::KernelFlavor flavor, int device, PetscBool in_place,
+                           cuda::DistributedParts &parts)
 {
   const PetscScalar *a;
   PetscInt           lda;
@@ -201,32 +266,46 @@ PetscErrorCode DenseBlocks(Mat A, PetscInt rstart, PetscInt rend, PetscInt N, cu
   PetscFunctionBegin;
   PetscCall(MatDenseGetLDA(A, &lda));
   lda = PetscMax(lda, PetscMax(m, 1));
-  PetscCall(MatDenseGetArrayRead(A, &a));
+#if defined(PETSC_HAVE_CUDA)
+  if (in_place) PetscCall(MatDenseCUDAGetArrayRead(A, &a));
+  else
+#endif
+    PetscCall(MatDenseGetArrayRead(A, &a));
+  const auto make = [&](const cuda::DenseView &view) {
+#if defined(PETSC_HAVE_CUDA)
+    if (in_place) return cuda::make_dense_operator_on_device(view, flavor, device, kOrigin);
+#endif
+    return cuda::make_dense_operator(view, flavor, device);
+  };
   {
     cuda::DenseView view{m, m, lda, m ? a + rstart * lda : nullptr};
-    PetscCallCXX(parts.local = cuda::make_dense_operator(view, flavor, device));
+    PetscCallCXX(parts.local = make(view));
   }
   if (m > 0 && rstart > 0) {
     cuda::RemoteBlock left;
     cuda::DenseView   view{m, rstart, lda, a};
-    PetscCallCXX(left.op = cuda::make_dense_operator(view, flavor, device));
+    PetscCallCXX(left.op = make(view));
     left.ghost_offset = 0;
     PetscCallCXX(parts.remote.push_back(std::move(left)));
   }
   if (m > 0 && rend < N) {
     cuda::RemoteBlock right;
     cuda::DenseView   view{m, N - rend, lda, a + rend * lda};
-    PetscCallCXX(right.op = cuda::make_dense_operator(view, flavor, device));
+    PetscCallCXX(right.op = make(view));
     right.ghost_offset = rstart;
     PetscCallCXX(parts.remote.push_back(std::move(right)));
   }
-  PetscCall(MatDenseRestoreArrayRead(A, &a));
+#if defined(PETSC_HAVE_CUDA)
+  if (in_place) PetscCall(MatDenseCUDARestoreArrayRead(A, &a));
+  else
+#endif
+    PetscCall(MatDenseRestoreArrayRead(A, &a));
   PetscFunctionReturn(0);
 }
 
 } // namespace
 
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::shared_ptr<const void> *out)
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, std::shared_ptr<const void> *out)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscBool        isaij, isdense, same;
@@ -237,9 +316,13 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
 
   PetscFunctionBegin;
   out->reset();
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSE, &isdense));
+  // the device types too: used in place (in_place), or, bound to the CPU, uploaded from their host arrays
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isaij, MATMPIAIJ, MATMPIAIJCUSPARSE, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
   if (!isaij && !isdense) PetscFunctionReturn(0);
+#if !defined(PETSC_HAVE_CUDA)
+  PetscCheck(!in_place, PETSC_COMM_SELF, PETSC_ERR_PLIB, "device Mats used in place need a PETSc built with CUDA");
+#endif
   // The backend's vectors have this rank's rows; the local block must be square in the same layout.
   PetscCall(MatGetLayouts(A, &rmap, &cmap));
   PetscCall(PetscLayoutCompare(rmap, cmap, &same));
@@ -266,7 +349,12 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
     parts.exchange    = std::move(msg);
     parts.description = "row-distributed AIJ over " + std::to_string(size) + (size > 1 ? " ranks" : " rank");
     // PETSc has printed the trace of a failed upload; the message below stops every rank together
-    if (AIJBlocks(A, flavor, device, parts)) failure = "see the error above";
+#if defined(PETSC_HAVE_CUDA)
+    if (in_place) {
+      if (AIJBlocksInPlace(A, flavor, device, parts)) failure = "see the error above";
+    } else
+#endif
+      if (AIJBlocks(A, flavor, device, parts)) failure = "see the error above";
   } else {
     Allgather ag;
     ag.comm = comm;
@@ -285,7 +373,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
       parts.exchange = std::move(ag);
     } else parts.exchange = [](const double *, double *) {}; // one rank: nothing to exchange
     parts.description         = "row-distributed dense over " + std::to_string(size) + (size > 1 ? " ranks (allgather of x)" : " rank");
-    if (DenseBlocks(A, rstart, rend, N, flavor, device, parts)) failure = "see the error above";
+    if (DenseBlocks(A, rstart, rend, N, flavor, device, in_place, parts)) failure = "see the error above";
   }
   std::shared_ptr<cuda::DistributedOperator> op;
   if (failure.empty()) {
@@ -305,7 +393,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
 
 #else
 
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS, Mat, int, std::shared_ptr<const void> *out)
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS, Mat, int, PetscBool, std::shared_ptr<const void> *out)
 {
   PetscFunctionBegin;
   out->reset();

@@ -1,8 +1,8 @@
 /*
    The GPU side of EPSCUDALANCZOS's PETSc layer: choosing the device, uploading the matrix once (dense or
    AIJ with STSHIFT) and caching it while the Mat's object state is unchanged, using a CUDA PETSc's device
-   Mat (MATSEQAIJCUSPARSE, MATSEQDENSECUDA) in place instead, and the STApply fallback for everything
-   else. Compiled without CUDA too: then backend "cuda" is a clear error.
+   Mat (MATSEQAIJCUSPARSE, MATSEQDENSECUDA; MATMPIAIJCUSPARSE, MATMPIDENSECUDA through cuda_distributed.cpp)
+   in place instead, ordered with PETSc's stream by events, and the STApply fallback for everything else. Compiled without CUDA too: then backend "cuda" is a clear error.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -126,9 +126,9 @@ PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
 // ctx->device_op on A's own device data, used in place (nothing copied; 0 uploaded bytes): the operator
 // composed on A when A's state is unchanged since it was made (this EPS's cached backend then stays), else
 // a new one, composed on A for the next solve. Its device is the one A's data is on. PETSc queues its
-// work on its device context's stream: before a new operator's first product (the cuSPARSE analysis
-// reads the matrix), that stream is synchronized, once; an unchanged state means no write to A has been
-// queued since.
+// writes to A on its device context's stream: a new operator's set-up (the cuSPARSE analysis reads the
+// matrix, on the legacy default stream) is ordered after them by an event (EPSCUDALanczosOrderAfterPETSc),
+// and so is every solve's backend (EPSCUDALanczosCreateCUDABackend).
 PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatData &d)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -141,22 +141,79 @@ PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatDa
   PetscBool current = PETSC_FALSE;
   PetscCall(TakeCurrentCopy(eps, A, d.device, &current)); // a stale one (its pointers may be gone) is let go
   if (current) PetscFunctionReturn(0);
-  PetscDeviceContext dctx;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextSynchronize(dctx));
+  PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, d.device));
   std::shared_ptr<const cuda::DeviceOperator> op;
   const char *origin = "PETSc's device array";
   if (isdense) PetscCallCXX(op = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), d.device, origin));
   else PetscCallCXX(op = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), d.device, origin));
   PetscCallCXX(ctx->device_op = std::move(op));
-  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, d.device, ctx->device_op, 0));
+  const auto *made = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
+  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, d.device, ctx->device_op, made->device_bytes(), PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+// A MATMPIAIJCUSPARSE / MATMPIDENSECUDA: whether every rank's data is in device memory (not bound to the
+// CPU), and the device this rank's is on (`device`, this EPS's pick, for a rank without rows). Collective.
+PetscErrorCode DistributedDeviceData(Mat A, PetscBool isdense, int device, PetscBool *ok, int *data_device)
+{
+  PetscBool bound;
+  PetscInt  m;
+  const void *where = nullptr;
+
+  PetscFunctionBegin;
+  *data_device = device;
+  PetscCall(MatBoundToCPU(A, &bound));
+  PetscCall(MatGetLocalSize(A, &m, nullptr));
+  if (!bound && m > 0) { // a rank without rows may have no device arrays: it takes `device`
+    if (isdense) {
+      const PetscScalar *a;
+      PetscCall(MatDenseCUDAGetArrayRead(A, &a));
+      where = a;
+      PetscCall(MatDenseCUDARestoreArrayRead(A, &a));
+    } else {
+      Mat             Ad, Ao;
+      const PetscInt *garray, *i, *j;
+      PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+      PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &i, &j));
+      where = i;
+      PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &i, &j));
+    }
+  }
+  int at = -1;
+  PetscCallCXX(at = cuda::device_of(where));
+  if (at >= 0) *data_device = at;
+  *ok = !bound && (at >= 0 || m == 0) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, ok, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  PetscFunctionReturn(0);
+}
+
+// The distributed twin of UseDeviceMat: a MATMPIAIJCUSPARSE / MATMPIDENSECUDA as the row-distributed
+// operator (cuda_distributed.cpp) on the Mat's own device arrays, on every rank the device its data is on.
+// Collective.
+PetscErrorCode UseDistributedDeviceMat(EPS eps, Mat A, int data_device)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscBool        current = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCheck(ctx->device < 0 || ctx->device == data_device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "-eps_cudalanczos_device %" PetscInt_FMT " was chosen, but this rank's part of the %s Mat lives on CUDA device %d, where PETSc "
+             "put it, and EPSCUDALANCZOS uses it there in place: choose device %d, or leave the device to the solver",
+             ctx->device, ((PetscObject)A)->type_name, data_device, data_device);
+  PetscCall(TakeCurrentCopy(eps, A, data_device, &current));
+  if (current) PetscFunctionReturn(0);
+  PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, data_device));
+  PetscCall(EPSCUDALanczosUploadDistributed(eps, A, data_device, PETSC_TRUE, &ctx->device_op));
+  if (!ctx->device_op) PetscFunctionReturn(0); // row and column layouts differ (on every rank alike): STApply, as for MPIAIJ
+  const auto *made = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
+  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, data_device, ctx->device_op, made->device_bytes(), PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 #endif
 
 // Makes ctx->device_op the operator of A on `device`: A's device copy when it has a current one (no byte
 // moves), a CUDA MatShell's own operator, a CUDA PETSc's device Mat used in place (MATSEQAIJCUSPARSE,
-// MATSEQDENSECUDA, on the device its data is on), or a new upload (dense or AIJ on one process; MPIAIJ
+// MATSEQDENSECUDA, MATMPIAIJCUSPARSE, MATMPIDENSECUDA, on the device its data is on), or a new upload (dense or AIJ on one process; MPIAIJ
 // or MPIDENSE row-distributed, one device per rank) composed on A for the next EPS. Leaves it null when
 // A cannot live on the device (other types, other types on several processes). Collective.
 PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
@@ -185,6 +242,20 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   PetscBool iscudadense, iscudaaij, bound = PETSC_FALSE;
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQDENSECUDA, &iscudadense));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &iscudaaij));
+  PetscBool ismpicudaaij, ismpicudadense;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &ismpicudaaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIDENSECUDA, &ismpicudadense));
+  if (ismpicudaaij || ismpicudadense) { // any number of ranks; the same type on every rank
+    PetscBool ok;
+    int       data_device;
+    PetscCall(DistributedDeviceData(A, ismpicudadense, device, &ok, &data_device));
+    if (ok) {
+      PetscCall(UseDistributedDeviceMat(eps, A, data_device));
+      PetscFunctionReturn(0);
+    }
+    ismpiaij   = ismpicudaaij; // bound to the CPU: uploaded from its host arrays, as MPIAIJ / MPIDENSE
+    ismpidense = ismpicudadense;
+  }
   if (iscudadense || iscudaaij) {
     PetscCall(MatBoundToCPU(A, &bound));
     if (!bound) {
@@ -210,7 +281,7 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
   if (ismpiaij || ismpidense) { // this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
-    PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, &ctx->device_op));
+    PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, PETSC_FALSE, &ctx->device_op));
   } else {
     std::shared_ptr<const cuda::DeviceOperator> op;
     PetscCall(MatCUDALanczosUpload(A, isdense, Flavor(ctx->kernels), device, &op));
@@ -221,7 +292,7 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
     const auto *op = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
     PetscCallCXX(ctx->uploaded_bytes = op->device_bytes());
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)ctx->uploaded_bytes));
-    PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, device, ctx->device_op, ctx->uploaded_bytes));
+    PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, device, ctx->device_op, ctx->uploaded_bytes, PETSC_FALSE));
   }
   PetscFunctionReturn(0);
 }
@@ -265,6 +336,51 @@ PetscErrorCode EPSCUDALanczosReturnBackend(EPS eps)
 }
 
 void EPSCUDALanczosReleaseBackendPool() noexcept { Pool().backend.reset(); }
+
+std::size_t EPSCUDALanczosPooledBackendBytes() noexcept
+{
+  const BackendPool &pool = Pool();
+  return pool.backend ? cudalanczos::cuda::backend_device_bytes(*pool.backend) : 0;
+}
+
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+PetscErrorCode EPSCUDALanczosPETScStream(void **stream)
+{
+  PetscDeviceContext dctx;
+  void              *handle = nullptr;
+
+  PetscDeviceType    type;
+
+  PetscFunctionBegin;
+  *stream = nullptr;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+  // a host context (-device_enable none, say) has no CUDA stream: PETSc then queues no device work of its
+  // own, and the legacy default stream (null) is as good an anchor as any
+  if (type != PETSC_DEVICE_CUDA) PetscFunctionReturn(0);
+  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle)); // a pointer to the context's cudaStream_t
+  *stream = handle ? *static_cast<void **>(handle) : nullptr;
+  PetscFunctionReturn(0);
+}
+#endif
+
+#if defined(PETSC_HAVE_CUDA)
+PetscErrorCode EPSCUDALanczosOrderAfterPETSc(void *consumer, int device)
+{
+  PetscFunctionBegin;
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+  void *petsc = nullptr;
+  PetscCall(EPSCUDALanczosPETScStream(&petsc));
+  PetscCallCXX(cudalanczos::cuda::order_streams(petsc, consumer, device));
+#else
+  (void)consumer, (void)device;
+  PetscDeviceContext dctx;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextSynchronize(dctx));
+#endif
+  PetscFunctionReturn(0);
+}
+#endif
 
 PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
                                     std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op)
@@ -405,6 +521,15 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
       ctx->backend_cache_op = ctx->device_op;
       std::copy(key, key + 4, ctx->backend_cache_key);
     }
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+    // The Mat's own device arrays: this solve's products wait, on the device, for what PETSc queued on
+    // its stream so far (an unchanged Mat has nothing pending there: a few microseconds).
+    if (op->in_place()) {
+      void *petsc = nullptr;
+      PetscCall(EPSCUDALanczosPETScStream(&petsc));
+      PetscCallCXX(cudalanczos::cuda::wait_for_stream(*backend, petsc));
+    }
+#endif
     PetscBool isshell;
     PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSHELL, &isshell));
     PetscCallCXX(ctx->operator_desc = op->description() + (isshell                ? "; a CUDA MatShell's own operator"

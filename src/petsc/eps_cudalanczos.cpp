@@ -431,25 +431,70 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   PetscCall(EPSCUDALanczosLimitBasis(eps, backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &s));
   PetscCallCXX(solver.resize_basis(basis_columns_needed(s)));
-  for (PetscInt i = 0; i < nc; ++i) {
+  // The BV's columns in device memory (VECCUDA, -bv_type svec with -vec_type cuda on a CUDA PETSc) go to
+  // and from the CUDA backend's basis device to device, ordered with PETSc's stream by events (see
+  // eps_cudalanczos_impl.hpp); host columns (and the host backend) through the host as before.
+  void     *petsc_stream = nullptr; // PETSc's stream, taken when the first device column is met
+  PetscBool device_bv    = PETSC_FALSE; // whether any column went device to device
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+  const PetscBool use_device = backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
+  // A column on the backend's own device goes device to device (the events are made there); one on
+  // another device (a backend placed by -eps_cudalanczos_device away from PETSc's) through the host.
+  const auto on_our_device = [&](PetscMemType mtype, const void *x) {
+    int at = -1;
+    if (PetscMemTypeDevice(mtype)) at = cudalanczos::cuda::device_of(x);
+    return at >= 0 && at == ctx->device_used;
+  };
+  PetscBool have_stream = PETSC_FALSE;
+  const auto take_stream = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    if (!have_stream) PetscCall(EPSCUDALanczosPETScStream(&petsc_stream));
+    have_stream = PETSC_TRUE;
+    PetscFunctionReturn(0);
+  };
+#endif
+  // Reads column `col` of V (device memory where it lives there) into the solver: `to_device` takes a
+  // device pointer and returns false where the backend cannot, `to_host` a host one.
+  const auto read_column = [&](PetscInt col, const auto &to_device, const auto &to_host) -> PetscErrorCode {
     const PetscScalar *x;
     Vec                v;
-    PetscBool          kept = PETSC_FALSE;
-    PetscCall(BVGetColumn(eps->V, i - nc, &v));
+    PetscFunctionBegin;
+    PetscCall(BVGetColumn(eps->V, col, &v));
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+    if (use_device) {
+      PetscMemType mtype;
+      bool         done = false;
+      PetscCall(VecGetArrayReadAndMemType(v, &x, &mtype));
+      bool ours = false;
+      PetscCallCXX(ours = on_our_device(mtype, x));
+      if (ours) {
+        PetscCall(take_stream());
+        PetscCallCXX(done = to_device(x));
+      }
+      PetscCall(VecRestoreArrayReadAndMemType(v, &x));
+      if (done) {
+        device_bv = PETSC_TRUE;
+        PetscCall(BVRestoreColumn(eps->V, col, &v));
+        PetscFunctionReturn(0);
+      } // else a host column, or a wrapper backend without device columns: through the host below
+    }
+#endif
     PetscCall(VecGetArrayRead(v, &x));
-    PetscCallCXX(kept = constrained->add_constraint(x) ? PETSC_TRUE : PETSC_FALSE);
+    PetscCallCXX(to_host(x));
     PetscCall(VecRestoreArrayRead(v, &x));
-    PetscCall(BVRestoreColumn(eps->V, i - nc, &v));
+    PetscCall(BVRestoreColumn(eps->V, col, &v));
+    PetscFunctionReturn(0);
+  };
+  for (PetscInt i = 0; i < nc; ++i) {
+    bool kept = false;
+    PetscCall(read_column(
+      i - nc, [&](const double *x) { return constrained->add_constraint_device(x, petsc_stream, &kept); },
+      [&](const double *x) { kept = constrained->add_constraint(x); }));
     if (!kept) PetscCall(PetscInfo(eps, "cudalanczos: deflation vector %" PetscInt_FMT " is in the span of the ones before it: dropped\n", i));
   }
   if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
-    const PetscScalar *x;
-    Vec                v;
-    PetscCall(BVGetColumn(eps->V, 0, &v));
-    PetscCall(VecGetArrayRead(v, &x));
-    PetscCallCXX(solver.set_column(0, x));
-    PetscCall(VecRestoreArrayRead(v, &x));
-    PetscCall(BVRestoreColumn(eps->V, 0, &v));
+    PetscCall(read_column(
+      0, [&](const double *x) { return solver.set_column_device(0, x, petsc_stream); }, [&](const double *x) { solver.set_column(0, x); }));
   }
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
@@ -484,11 +529,32 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     Vec          v;
     PetscScalar *x;
     PetscCall(BVGetColumn(eps->V, j, &v));
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+    if (use_device) { // every entry is written: the Write accessors (PETSc copies nothing to the device first)
+      PetscMemType mtype;
+      bool         done = false, ours = false;
+      PetscCall(VecGetArrayWriteAndMemType(v, &x, &mtype));
+      PetscCallCXX(ours = on_our_device(mtype, x));
+      if (ours) {
+        PetscCall(take_stream());
+        PetscCallCXX(done = solver.get_column_device((int)j, x, petsc_stream));
+      } else if (!PetscMemTypeDevice(mtype)) PetscCallCXX((solver.get_column((int)j, x), done = true));
+      PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
+      if (done) {
+        if (ours) device_bv = PETSC_TRUE;
+        PetscCall(BVRestoreColumn(eps->V, j, &v));
+        continue;
+      } // else: device memory on another device, or a wrapper backend without device columns: through the host below
+    }
+#endif
     PetscCall(VecGetArray(v, &x));
     PetscCallCXX(solver.get_column((int)j, x));
     PetscCall(VecRestoreArray(v, &x));
     PetscCall(BVRestoreColumn(eps->V, j, &v));
   }
+  PetscCallCXX(ctx->vectors_desc = device_bv ? "the BV's device columns (VECCUDA), copied device to device, ordered with PETSc's stream by events"
+                                   : backend->name() == "cuda" ? "the BV's host columns, copied between host and device"
+                                                                : "the BV's host columns");
   if (ipmat && eps->nconv > 0) {
     // Purification (SLEPc's EPS_Purify, on by default, EPSSetPurify; SLEPc does it for STSINVERT, not for
     // STCAYLEY): the operator's range lies in B's range, so x <- Op x removes from x what rounding put
@@ -658,11 +724,20 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                      ctx->device_desc.c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  operator: %s\n", ctx->operator_desc.c_str()));
     if (ctx->backend_name == "cuda") {
-      std::size_t copies, bytes;
-      MatCUDALanczosDeviceCopies(&copies, &bytes);
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  matrix bytes uploaded by the last solve: %zu; device copies composed on this process's Mats: %zu (%.1f MiB)\n",
-                                       ctx->uploaded_bytes, copies, (double)bytes / 1048576.0));
+      std::size_t copies, bytes, in_place, in_place_bytes, pooled = 0, own = 0;
+      MatCUDALanczosDeviceCopies(&copies, &bytes, &in_place, &in_place_bytes);
+#if defined(CUDALANCZOS_HAVE_CUDA)
+      pooled = EPSCUDALanczosPooledBackendBytes();
+      if (ctx->backend_cache) PetscCallCXX(own = cudalanczos::cuda::backend_device_bytes(*ctx->backend_cache));
+#endif
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  matrix bytes uploaded by the last solve: %zu; device copies composed on this process's Mats: %zu (%zu bytes)\n",
+                                       ctx->uploaded_bytes, copies, bytes));
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "  device memory held: this EPS's backend %zu bytes, the pooled backend %zu bytes, operators on device Mats' own arrays: %zu "
+                                       "(%zu bytes of scratch)\n",
+                                       own, pooled, in_place, in_place_bytes));
     }
+    if (!ctx->vectors_desc.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "  vectors: %s\n", ctx->vectors_desc.c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %ld operator applications, %ld global reductions, %d breakdowns, %ld full orthogonalization passes\n",
                                      ctx->matvecs, ctx->reductions, ctx->breakdowns, ctx->full_passes));
     if (!thesis) {

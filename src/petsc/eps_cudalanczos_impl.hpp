@@ -86,6 +86,7 @@ struct EPS_CUDALANCZOS {
   double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
+  std::string vectors_desc; // where the last solve read its start/deflation vectors and wrote the eigenvectors
   std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
   int         device_used = -1; // the CUDA device of the last solve
   long        matvecs = 0, reductions = 0, full_passes = 0;
@@ -136,19 +137,22 @@ void EPSCUDALanczosReleaseBackendPool() noexcept;
 /// A's device copy (mat_device_copy.cpp) when it is current for these kernels and this device on every
 /// rank, else null (a stale copy is dropped first, so that the new upload does not sit beside it). Collective.
 PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op);
-/// Composes `op` on A as its device copy, made from A's present state; `bytes` is its device memory (0: an
-/// operator on A's own device data, used in place, not counted as a copy). Not collective.
-PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes);
+/// Composes `op` on A as its device copy, made from A's present state; `bytes` is the device memory it
+/// holds. `in_place`: an operator on A's own device data (a CUDA PETSc's device Mat), whose bytes are its
+/// scratch only; it is not counted as a copy. Not collective.
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes, PetscBool in_place);
 /// Drops A's device copy when A changed since it was made (EPSReset: a changed Mat solved no more). Not collective.
 PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
-/// The device copies composed on Mats of this process that are alive, and their device bytes.
-void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes);
+/// The device copies composed on Mats of this process that are alive and their device bytes, and the
+/// operators on device Mats' own arrays (in place) and the device bytes of their scratch.
+void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::size_t *in_place_count, std::size_t *in_place_bytes);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
-/// Collective on A.
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::shared_ptr<const void> *op);
+/// `in_place` (a CUDA PETSc's MATMPIAIJCUSPARSE / MATMPIDENSECUDA whose data is on `device`): the blocks
+/// are the Mat's own device arrays, nothing uploaded. Collective on A.
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, std::shared_ptr<const void> *op);
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
@@ -157,4 +161,30 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, std::
 /// `device` with the given kernels: the one upload path of the solver and of MatCreateCUDALanczos.
 PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
                                     std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op);
+/// Device memory held by the process's pooled backend (EPSCUDALanczosReturnBackend): its basis and scratch.
+std::size_t EPSCUDALanczosPooledBackendBytes() noexcept;
+#endif
+
+// Ordering with PETSc's own stream (a CUDA PETSc, 3.20 or later: PetscDeviceContextGetStreamHandle).
+//
+// The solver runs on its backend's stream, not on PETSc's, and the two are ordered by events where data
+// crosses between them: the Mat's device arrays PETSc wrote (before a new operator on them is set up, and
+// before every solve's first product), and the Vec device arrays of the BV that the solver reads (initial
+// and deflation vectors) or writes (the eigenvectors). Why not one stream: the backend and its stream
+// outlive an EPS (the backend pool hands them to the next EPS, whose device context may be another one),
+// and PETSc's default stream may be the legacy default stream, which would serialize the solver with
+// every other stream on the device. Events cost a few microseconds and wait for PETSc's work only, on the
+// device: no host wait and no device-wide synchronization. PETSc's later work on its current context is
+// queued after our writes (its stream waits for them); a program that moves to another device context
+// must order that itself, as for any foreign stream (PetscDeviceContextGetStreamHandle's manual page).
+#if defined(CUDALANCZOS_HAVE_CUDA) && defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+#define CUDALANCZOS_PETSC_STREAMS 1
+/// The cudaStream_t of PETSc's current device context.
+PetscErrorCode EPSCUDALanczosPETScStream(void **stream);
+#endif
+#if defined(CUDALANCZOS_HAVE_CUDA) && defined(PETSC_HAVE_CUDA)
+/// The work queued on `consumer` (a cudaStream_t; null: the legacy default stream) on `device` from now
+/// on waits for the work PETSc queued on its stream so far: an event (before 3.20: PETSc's context is
+/// synchronized instead).
+PetscErrorCode EPSCUDALanczosOrderAfterPETSc(void *consumer, int device);
 #endif

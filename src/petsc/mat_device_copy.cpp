@@ -10,7 +10,14 @@
    its stale copy until it is destroyed. The process counts the copies alive and their bytes (-eps_view).
 
    A CUDA PETSc's device Mat is not copied: the operator composed on it uses the Mat's own device arrays
-   in place (cuda_operator.cpp), 0 bytes, and is not counted as a copy. The same keys make it current:
+   in place (cuda_operator.cpp, cuda_distributed.cpp), 0 bytes uploaded, and is not counted as a copy; its
+   own scratch (a cuSPARSE buffer, a distributed operator's halo buffers) is counted apart.
+
+   The bound: at most one operator per Mat alive, so the device memory held here is at most the sum over
+   the Mats the program keeps of one copy each (the Mat's values and indices, dense ones padded to a
+   leading dimension of a multiple of 16), plus the scratch of in-place operators (O(rows) each). A copy
+   goes when its Mat is destroyed, or, once the Mat changed, at its next solve or EPSReset. -eps_view
+   reports both totals. The same keys make it current:
    PETSc moves the object state whenever those arrays may change.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
@@ -29,17 +36,24 @@ struct MatDeviceCopy {
   int                         kernels = -1, device = -1;
   std::shared_ptr<const void> op;
   std::size_t                 bytes = 0;
+  bool                        in_place = false; // on the Mat's own device data: bytes are scratch only
 };
 
-std::atomic<std::size_t> copies_alive{0}, bytes_alive{0};
+std::atomic<std::size_t> copies_alive{0}, bytes_alive{0}, in_place_alive{0}, in_place_bytes_alive{0};
 
 void Forget(MatDeviceCopy *copy) noexcept
 {
   if (!copy->op) return;
-  if (copy->bytes) copies_alive -= 1; // an operator on the Mat's own device data (0 bytes) is no copy
-  bytes_alive -= copy->bytes;
+  if (copy->in_place) { // an operator on the Mat's own device data is no copy
+    in_place_alive -= 1;
+    in_place_bytes_alive -= copy->bytes;
+  } else {
+    copies_alive -= 1;
+    bytes_alive -= copy->bytes;
+  }
   copy->op.reset(); // the last owner frees the device memory here
-  copy->bytes = 0;
+  copy->bytes    = 0;
+  copy->in_place = false;
 }
 
 // The container's destructor (MatDestroy, or a new container composed in its place).
@@ -106,7 +120,7 @@ PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes)
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes, PetscBool in_place)
 {
   MatDeviceCopy *copy;
 
@@ -132,8 +146,12 @@ PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::
   copy->kernels = kernels;
   copy->device  = device;
   copy->bytes   = bytes;
+  copy->in_place = in_place ? true : false;
   PetscCallCXX(copy->op = std::move(op));
-  if (copy->op && bytes) {
+  if (copy->op && in_place) {
+    in_place_alive += 1;
+    in_place_bytes_alive += bytes;
+  } else if (copy->op) {
     copies_alive += 1;
     bytes_alive += bytes;
   }
@@ -154,8 +172,10 @@ PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A)
   PetscFunctionReturn(0);
 }
 
-void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes)
+void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::size_t *in_place_count, std::size_t *in_place_bytes)
 {
-  *count = copies_alive.load();
-  *bytes = bytes_alive.load();
+  *count          = copies_alive.load();
+  *bytes          = bytes_alive.load();
+  *in_place_count = in_place_alive.load();
+  *in_place_bytes = in_place_bytes_alive.load();
 }

@@ -3,6 +3,7 @@
 // and the error paths (messages that name the call, out-of-memory sizes).
 #include "../core/restart_arrow.hpp"
 #include "core/b_inner_product_backend.hpp"
+#include "core/constrained_backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda_test_support.hpp"
@@ -266,6 +267,87 @@ TEST_P(CudaBackendOps, ScaleAndCopyAreEquivalentToRef)
   host_->copy_column(2, 9);
   cuda_->copy_column(2, 9);
   expect_column(9);
+}
+
+// Backend::get/set_column_device: the basis to and from a caller's device array on the caller's stream,
+// ordered both ways by events. The caller's work right before (an upload on its stream) and right after
+// (overwriting the array on its stream) is queued without any wait: a missing order shows as a wrong
+// column or a poisoned result. Bit for bit against the host reference's columns.
+TEST_P(CudaBackendOps, ColumnDeviceCopiesAreEquivalentToRef)
+{
+  const std::size_t n = static_cast<std::size_t>(n_);
+  DeviceBuffer<double> d(std::max<std::size_t>(n, 1));
+  PinnedBuffer<double> h(std::max<std::size_t>(n, 1));
+  for (int j : {0, 5, kColumns - 1}) {
+    poison(d.data(), n);
+    ASSERT_TRUE(cuda_->get_column_device(j, d.data(), stream()));
+    // queued at once behind the copy: the stream must wait for it
+    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(h.data(), d.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(h.data()[i], host_->column(j)[i]) << "column " << j << " entry " << i;
+  }
+  for (int j : {1, 7}) {
+    const std::vector<double> v = random_vector(n, 900 + j);
+    std::copy(v.begin(), v.end(), h.data());
+    // the caller's upload is still queued when set_column_device is called, and the caller overwrites
+    // its array right after: the copy must sit between the two
+    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream()));
+    ASSERT_TRUE(cuda_->set_column_device(j, d.data(), stream()));
+    if (n) CUDALANCZOS_CHECK(cudaMemsetAsync(d.data(), 0xff, n * sizeof(double), stream()));
+    host_->set_column(j, v.data());
+    expect_column(j);
+  }
+  // the host backend has no device basis: it declines, touching nothing
+  EXPECT_FALSE(host_->get_column_device(0, d.data(), stream()));
+  EXPECT_FALSE(host_->set_column_device(0, d.data(), stream()));
+}
+
+// ConstrainedBackend over the CUDA backend: constraints and start vectors read from device memory give
+// the same basis, bit for bit, as the same vectors read from the host.
+TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
+{
+  const std::size_t n = static_cast<std::size_t>(n_);
+  if (n_ < 4) GTEST_SKIP() << "too few rows for two constraints and a start vector";
+  const std::vector<double> z0 = random_vector(n, 31), z1 = random_vector(n, 32), x = random_vector(n, 33);
+  std::vector<double> dup_ = z0; // in the span of z0: dropped
+  for (double &e : dup_) e *= -3;
+  const std::vector<double> &dup = dup_;
+  BackendConfig config; // one process (no reducer): the dependent constraint is then recognised as such
+  config.local_size = n_;
+  config.global_size = n_;
+  config.flavor = flavor_;
+  const std::unique_ptr<Backend> inner = make_cuda_backend(config, make_dense_operator(A_.view(), flavor_, -1));
+  const auto run = [&](bool device) {
+    ConstrainedBackend c(*inner, 3);
+    c.resize_basis(4);
+    std::vector<bool> kept;
+    for (const std::vector<double> *z : {&z0, &z1, &dup}) {
+      if (device) {
+        DeviceBuffer<double> d = upload(*z);
+        bool k = false;
+        EXPECT_TRUE(c.add_constraint_device(d.data(), stream(), &k));
+        CUDALANCZOS_CHECK(cudaStreamSynchronize(stream())); // d is freed next
+        kept.push_back(k);
+      } else kept.push_back(c.add_constraint(z->data()));
+    }
+    if (device) {
+      DeviceBuffer<double> d = upload(x);
+      EXPECT_TRUE(c.set_column_device(0, d.data(), stream()));
+      CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
+    } else c.set_column(0, x.data());
+    std::vector<double> out(n), back(n);
+    c.get_column(0, out.data());
+    DeviceBuffer<double> d(n);
+    EXPECT_TRUE(c.get_column_device(0, d.data(), stream()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
+    back = download(d.data(), n);
+    EXPECT_EQ(out, back);
+    return std::make_pair(kept, out);
+  };
+  const auto from_host = run(false), from_device = run(true);
+  EXPECT_EQ(from_host.first, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(from_device.first, from_host.first);
+  EXPECT_EQ(from_device.second, from_host.second);
 }
 
 TEST_P(CudaBackendOps, CombineIsEquivalentToRef)

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Everything the GPU host should run after a change, in one call (GPU time is scarce):
+# Everything the GPU host should run after a change (GPU time is scarce):
 #
-#   tests/gpu/run_all_on_gpu_host.sh CARRY_DIR OUT_DIR
+#   tests/gpu/run_all_on_gpu_host.sh CARRY_DIR OUT_DIR [PART]
+#
+# PART splits the run so that each part fits one device call of at most 600 s (the sum of each part's
+# step limits stays below 580 s, so a part always ends with its summary and logs written):
+#   tests      every test binary on the GPU, the MPI runs, the demos, the plugin under memcheck
+#              (measured 2026-12-01 on an H200: the binaries about 150 s, the rest under 60 s)
+#   memcheck   the CUDA test binaries under compute-sanitizer memcheck (leak checking on)
+#   racecheck  the same under racecheck (shared-memory hazards)
+#   all        the three in a row (the default; for a host without the 600 s limit)
+# Each part writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz: give each part its own OUT_DIR.
 #
 # CARRY_DIR holds libslepccudalanczos.so(.0) and the binaries in the build folder's layout
 # (tests/*/test_*, examples/*, bench/*, slepc/ex1): `make gpu-pack BUILD=<a CUDA build>` makes it.
@@ -9,10 +18,19 @@
 # by the caller. Writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz; exits non-zero if anything failed.
 set -uo pipefail
 carry=$(cd "${1:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR}" && pwd)
-out=${2:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR}
+out=${2:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR [tests|memcheck|racecheck|all]}
+part=${3:-all}
+case $part in tests | memcheck | racecheck | all) ;; *) echo "unknown part '$part': tests, memcheck, racecheck or all" >&2; exit 2 ;; esac
 mkdir -p "$out/logs"
 logs=$(cd "$out/logs" && pwd)
 export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A carry built against a PETSc/SLEPc that is not the system's (make gpu-pack BUILD=build-petsc-cuda)
+# brings them as petsc-libs.tar.xz: unpacked once per OUT_DIR, ahead of everything on LD_LIBRARY_PATH
+# (which the binaries' RUNPATH comes after).
+if [ -f "$carry/petsc-libs.tar.xz" ]; then
+  mkdir -p "$out/petsc-libs" && tar -C "$out/petsc-libs" -xJf "$carry/petsc-libs.tar.xz" || exit 2
+  export LD_LIBRARY_PATH="$(cd "$out/petsc-libs" && pwd):$LD_LIBRARY_PATH"
+fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
 status=0
 summary="$out/summary.log"
@@ -28,28 +46,41 @@ step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
   grep -E "passed, [0-9]+ failed|GPU SUITE|converged|backend used|operator:|EPSSolve |eigenvalue|  [0-9-]+\.[0-9]+ " "$logs/$name.log" | head -40 | sed 's/^/        /' >>"$summary"
 }
 
-note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1) (part: $part)"
+cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 
-# 1. every test binary, and the CUDA tests under compute-sanitizer
-step gpu-suite 420 bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
-# 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors). The scale sweep
-#    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
-#    scalars meet MPI on the host, it took over 300 s on an H200 (2026-12-01; 54 of 56 checks by then,
-#    all passing).
-step petsc-np2 300 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
-# 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
-step demo 300 "$carry/examples/thesis_demo" -eps_view -log_view
-step demo-thesis-12288 120 "$carry/examples/thesis_demo" -n 12288 -m 300 -eps_cudalanczos_variant thesis -nev 1
-step demo-vendor 120 "$carry/examples/thesis_demo" -eps_cudalanczos_kernels vendor
-# 4. the CUDA MatShells
-step matshell 120 "$carry/examples/cuda_matshell_demo" -n 3000
-# 5. an unmodified SLEPc program with -dll_append
-step slepc-ex1-dll_append 120 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$carry/libslepccudalanczos.so" -eps_type cudalanczos -eps_view
-# 6. the whole plugin path (PETSc + CUDA) under memcheck with leak checking
-if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  step memcheck-demo 300 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$carry/examples/thesis_demo" -n 700 -m 30
+if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 80 + 60 + 30 + 40 + 20 + 20 + 20 + 20 = 570 s
+  # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
+  step gpu-suite 280 env SUITE_PARTS=binaries bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+  # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
+  #    PETSc, device Mats as row-distributed operators on their own blocks). The scale sweep
+  #    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
+  #    scalars meet MPI on the host, it took over 300 s on an H200 (2026-12-01; 54 of 56 checks by then,
+  #    all passing).
+  step petsc-np2 80 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
+  step mat-device-copy-np2 60 mpiexec -n 2 "$carry/tests/petsc/test_mat_device_copy"
+  # 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
+  step demo 30 "$carry/examples/thesis_demo" -eps_view -log_view
+  step demo-thesis-12288 40 "$carry/examples/thesis_demo" -n 12288 -m 300 -eps_cudalanczos_variant thesis -nev 1
+  step demo-vendor 20 "$carry/examples/thesis_demo" -eps_cudalanczos_kernels vendor
+  # 4. the CUDA MatShells
+  step matshell 20 "$carry/examples/cuda_matshell_demo" -n 3000
+  # 5. an unmodified SLEPc program with -dll_append
+  step slepc-ex1-dll_append 20 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$carry/libslepccudalanczos.so" -eps_type cudalanczos -eps_view
+  # 6. the whole plugin path (PETSc + CUDA) under memcheck with leak checking
+  [ -n "$cs" ] && step memcheck-demo 20 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$carry/examples/thesis_demo" -n 700 -m 30
 fi
+# 7. the CUDA test binaries under compute-sanitizer, one tool per part (each binary and tool at most 280 s)
+for tool in memcheck racecheck; do
+  if [ "$part" = "$tool" ] || [ "$part" = all ]; then
+    if [ -n "$cs" ]; then
+      step "sanitizer-$tool" 570 env SUITE_PARTS=sanitizers SANITIZER_TOOLS=$tool SANITIZER_TIMEOUT=280 bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/$tool"
+    else
+      note "FAILED  sanitizer-$tool: compute-sanitizer not found"
+      status=1
+    fi
+  fi
+done
 note "== overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
-tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs" "$out/petsc-libs"
 exit $status

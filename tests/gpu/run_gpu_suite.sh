@@ -15,8 +15,12 @@
 # Prints a summary table and exits non-zero if any binary failed, any test failed or a sanitizer found
 # an error. Full logs go to LOG_DIR (default BUILD_DIR/gpu-suite-logs).
 #
-# Environment: SANITIZER_FILTER (gtest filter under the sanitizers), SANITIZER_TIMEOUT (seconds per
-# binary and tool, default 300), TEST_TIMEOUT (seconds per binary, default 600). Binaries that need
+# Environment: SUITE_PARTS (which of "binaries" (1.) and "sanitizers" (2.) to run, default both),
+# SANITIZER_TOOLS (default "memcheck racecheck"), SANITIZER_FILTER (gtest filter under the sanitizers),
+# RACECHECK_FILTER (under racecheck; default SANITIZER_FILTER without the *Scaled* sweeps, which run the
+# same shared-memory kernels as the unscaled cases 2000 times over, e = -1000..1000: under racecheck they
+# alone took the suite past its time), SANITIZER_TIMEOUT (seconds per binary and tool, default 300),
+# TEST_TIMEOUT (seconds per binary, default 600). Binaries that need
 # PETSc/MPI find them through . DIR/env.sh of /work/shared/gpu-host/pack.sh, sourced here when
 # GPU_HOST_ENV names it or BUILD_DIR/../.gpu-host/env.sh exists.
 set -uo pipefail
@@ -26,6 +30,10 @@ build=$(cd "$build" && pwd) || exit 2
 logs=${2:-$build/gpu-suite-logs}
 mkdir -p "$logs"
 sanitizer_filter=${SANITIZER_FILTER:--*Large*:WholeSolve.*:CudaErrors.*}
+racecheck_filter=${RACECHECK_FILTER:-$sanitizer_filter:*Scaled*}
+parts=${SUITE_PARTS:-binaries sanitizers}
+tools=${SANITIZER_TOOLS:-memcheck racecheck}
+want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 sanitizer_timeout=${SANITIZER_TIMEOUT:-300}
 test_timeout=${TEST_TIMEOUT:-600}
 
@@ -56,6 +64,7 @@ if [ ${#binaries[@]} -eq 0 ]; then
   exit 2
 fi
 
+want binaries || binaries=()
 for bin in "${binaries[@]}"; do
   name=${bin#"$build"/tests/}
   log="$logs/$(echo "$name" | tr '/' '_').log"
@@ -81,16 +90,19 @@ done
 sanitizer=$(command -v compute-sanitizer || true)
 [ -z "$sanitizer" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && sanitizer=/usr/local/cuda/bin/compute-sanitizer
 san_summary=()
+want sanitizers || sanitizer=""
 if [ -n "$sanitizer" ]; then
   for bin in "$build"/tests/cuda/test_cuda_*; do
     [ -x "$bin" ] || continue
     name=$(basename "$bin")
-    for tool in memcheck racecheck; do
+    for tool in $tools; do
       log="$logs/${name}.${tool}.log"
       extra=()
+      filter=$sanitizer_filter
       [ "$tool" = memcheck ] && extra=(--leak-check full)
+      [ "$tool" = racecheck ] && filter=$racecheck_filter
       (cd "$(dirname "$bin")" && timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 97 \
-        "$bin" --gtest_color=no "--gtest_filter=$sanitizer_filter") >"$log" 2>&1
+        "$bin" --gtest_color=no "--gtest_filter=$filter") >"$log" 2>&1
       rc=$?
       errors=$(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tail -n 1 | sed 's/^========= //')
       status=ok
@@ -120,19 +132,21 @@ if [ -n "$sanitizer" ]; then
 fi
 
 echo
-echo "## Test binaries"
-echo
-printf '| %-40s | %6s | %6s | %7s | %-28s |\n' binary passed failed skipped status
-echo "|------------------------------------------|-------:|-------:|--------:|------------------------------|"
-printf '%s\n' "${summary[@]}"
-echo
+if want binaries; then
+  echo "## Test binaries"
+  echo
+  printf '| %-40s | %6s | %6s | %7s | %-28s |\n' binary passed failed skipped status
+  echo "|------------------------------------------|-------:|-------:|--------:|------------------------------|"
+  printf '%s\n' "${summary[@]}"
+  echo
+fi
 if [ -n "$sanitizer" ]; then
-  echo "## compute-sanitizer ($("$sanitizer" --version | grep -o 'Version [^ ]*' | head -n 1); filter $sanitizer_filter)"
+  echo "## compute-sanitizer ($("$sanitizer" --version | grep -o 'Version [^ ]*' | head -n 1); filter $sanitizer_filter; racecheck $racecheck_filter)"
   echo
   printf '| %-22s | %-9s | %-40s | %-32s |\n' binary tool summary status
   echo "|------------------------|-----------|------------------------------------------|----------------------------------|"
   printf '%s\n' "${san_summary[@]}"
-else
+elif want sanitizers; then
   echo "compute-sanitizer not found: memcheck and racecheck NOT run"
 fi
 echo

@@ -7,7 +7,13 @@
    Mat: 0) and the device memory MatDestroy gives back. Dense Mats also with a leading dimension of n + 1
    (on one process). With a CUDA PETSc and a GPU, the same for device Mats (aijcusparse, densecuda):
    on the CUDA backend on one process they are used in place, 0 bytes uploaded by every solve, and each
-   change is still seen. Every eigenvalue is compared with SLEPc's krylovschur on the same Mat.
+   change is still seen. The MPI device types (mpiaijcusparse, mpidensecuda) are used in place too, on 1
+   rank (asked for by name) and on 2 (what aijcusparse / densecuda become there). Every eigenvalue is
+   compared with SLEPc's krylovschur on the same Mat, and every returned eigenvector's true residual
+   ||A x - lambda x|| is computed by PETSc (MatMult on the Mat's own vectors: device vectors for device
+   Mats) against ||A||_1. With a CUDA PETSc (3.20+) on the CUDA backend, the eigenvectors of a device Mat
+   go into the BV's VECCUDA columns device to device (-eps_view says so), and so do they for a host Mat
+   that makes VECCUDA vectors (MatSetVecType), with a VECCUDA initial vector read the same way.
 
    Options: -eps_cudalanczos_backend host|cuda (CI passes host), -n N (default 400).
 */
@@ -26,7 +32,7 @@ static PetscBool IsDenseType(MatType type)
 {
   PetscBool dense = (PetscBool)(strcmp(type, MATDENSE) == 0);
 #if defined(PETSC_HAVE_CUDA)
-  dense = (PetscBool)(dense || strcmp(type, MATDENSECUDA) == 0);
+  dense = (PetscBool)(dense || strcmp(type, MATDENSECUDA) == 0 || strcmp(type, MATMPIDENSECUDA) == 0);
 #endif
   return dense;
 }
@@ -34,22 +40,66 @@ static PetscBool IsDenseType(MatType type)
 static PetscBool IsDeviceType(MatType type)
 {
 #if defined(PETSC_HAVE_CUDA)
-  return (PetscBool)(strcmp(type, MATAIJCUSPARSE) == 0 || strcmp(type, MATDENSECUDA) == 0);
+  return (PetscBool)(strcmp(type, MATAIJCUSPARSE) == 0 || strcmp(type, MATDENSECUDA) == 0 || strcmp(type, MATMPIAIJCUSPARSE) == 0 ||
+                     strcmp(type, MATMPIDENSECUDA) == 0);
 #else
   (void)type;
   return PETSC_FALSE;
 #endif
 }
 
-/* Whether the CUDA backend uses a Mat of this type in place (a CUDA PETSc's device Mat on one process;
-   on several, the MPI device types go through STApply, uploading nothing either). */
+/* Whether the CUDA backend uses a Mat of this type in place: a CUDA PETSc's device Mat, on any number of
+   processes (the MPI device types as row-distributed operators on their own device blocks). */
 static PetscErrorCode InPlace(MatType type, PetscBool *in_place)
 {
-  PetscMPIInt size;
+  PetscFunctionBeginUser;
+  *in_place = (PetscBool)(IsDeviceType(type) && devices > 0);
+  PetscFunctionReturn(0);
+}
+
+/* ||A x_i - lambda_i x_i|| for the first nev returned pairs, by PETSc on A's own vectors (VECCUDA for a
+   device Mat: MatMult on the device), against ||A||_1: the solve asked for 1e-10 relative to |lambda|,
+   which is at most ||A||_1; 1e-8 leaves room for the rounding of the products. */
+static PetscErrorCode CheckResiduals(EPS eps, Mat A, const char *what)
+{
+  Vec       x, y;
+  PetscReal worst = 0, anorm;
+  PetscInt  i, nconv;
+  char      name[256], detail[256];
+  VecType   vtype;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  *in_place = (PetscBool)(IsDeviceType(type) && size == 1 && devices > 0);
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(MatNorm(A, NORM_1, &anorm));
+  for (i = 0; i < PetscMin(nconv, nev); ++i) {
+    PetscScalar l;
+    PetscReal   r;
+    PetscCall(EPSGetEigenpair(eps, i, &l, NULL, x, NULL));
+    PetscCall(MatMult(A, x, y));
+    PetscCall(VecAXPY(y, -l, x));
+    PetscCall(VecNorm(y, NORM_2, &r));
+    worst = PetscMax(worst, r);
+  }
+  PetscCall(VecGetType(x, &vtype));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s: true residuals", what));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||Ax - lambda x|| = %.2e, ||A||_1 = %.2e (%s vectors)", (double)worst, (double)anorm, vtype));
+  PetscCall(Check((PetscBool)(nconv >= nev && worst <= 1e-8 * anorm), name, detail));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(0);
+}
+
+/* Whether the last solve put its eigenvectors into the BV's device columns (-eps_view's "vectors:" line). */
+static PetscErrorCode CheckDeviceBV(EPS eps, const char *what)
+{
+  char      line[512], name[256];
+  PetscBool found;
+
+  PetscFunctionBeginUser;
+  PetscCall(ViewLine(eps, "vectors:", line, sizeof(line), &found));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s: eigenvectors written to the BV's device columns", what));
+  PetscCall(Check((PetscBool)(found && strstr(line, "device columns (VECCUDA)")), name, found ? line : "no vectors line"));
   PetscFunctionReturn(0);
 }
 
@@ -144,7 +194,16 @@ static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload
   }
   PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " converged, largest relative error %.2e against krylovschur", nconv, (double)err));
   PetscCall(Check((PetscBool)(nconv >= nev && err < 1e-8), what, detail));
+  PetscCall(CheckResiduals(eps, A, what));
   PetscCall(Uploaded(eps, &on_cuda, &bytes));
+  if (on_cuda && upload >= 0) { /* the device memory this EPS's backend holds is reported (its basis at least) */
+    char        line[512], name[256];
+    const char *key = "device memory held: this EPS's backend";
+    PetscBool   found;
+    PetscCall(ViewLine(eps, key, line, sizeof(line), &found));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: -eps_view reports the backend's device memory", what));
+    PetscCall(Check((PetscBool)(found && atol(strstr(line, key) + strlen(key)) > 0), name, found ? line : "no such line"));
+  }
   if (on_cuda && upload >= 0) {
     char name[256];
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s: %s", what, upload == 1 ? "the changed Mat is uploaded" : "nothing uploaded"));
@@ -157,6 +216,9 @@ static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload
     PetscCall(ViewLine(eps, "operator:", line, sizeof(line), &found));
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s: the Mat's device data used in place", what));
     PetscCall(Check((PetscBool)(found && strstr(line, "(PETSc's device array, used in place)")), name, line));
+#if PETSC_VERSION_GE(3, 20, 0)
+    PetscCall(CheckDeviceBV(eps, what)); /* a device Mat's vectors, and so the BV's columns, are VECCUDA */
+#endif
   }
   PetscFunctionReturn(0);
 }
@@ -285,6 +347,67 @@ static PetscErrorCode HostAndDeviceMats(void)
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+/* A host Mat whose EPS's BV has VECCUDA columns (MatSetVecType), and a VECCUDA initial vector: the operator is uploaded,
+   the start vector read and the eigenvectors written device to device; values against krylovschur,
+   residuals by MatMult on VECCUDA vectors (PETSc takes them to the host Mat). Also a device Mat's BV. */
+static PetscErrorCode DeviceBV(void)
+{
+  Mat         A, D;
+  EPS         eps;
+  BV          bv;
+  Vec         v0, x = NULL, y;
+  PetscRandom rnd;
+  PetscBool   on_cuda;
+  long        bytes;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildMatrix(MATAIJ, &A));
+  /* SLEPc takes the BV's vector type from the Mat's vectors (BVSetSizesFromVec): a host Mat that makes
+     VECCUDA vectors gives the EPS a BV with VECCUDA columns */
+  PetscCall(MatSetVecType(A, VECCUDA));
+  PetscCall(CreateSolver(A, &eps));
+  PetscCall(EPSGetBV(eps, &bv));
+  PetscCall(BVSetType(bv, BVSVEC));
+  PetscCall(VecCreate(PETSC_COMM_WORLD, &v0));
+  PetscCall(VecSetType(v0, VECCUDA));
+  PetscCall(VecSetSizes(v0, PETSC_DECIDE, n));
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(VecSetRandom(v0, rnd));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(EPSSetInitialSpace(eps, 1, &v0));
+  PetscCall(SolveAndCheck(eps, A, "host Mat, VECCUDA BV and initial vector", -1));
+  PetscCall(Uploaded(eps, &on_cuda, &bytes));
+  if (on_cuda) {
+#if PETSC_VERSION_GE(3, 20, 0)
+    PetscCall(CheckDeviceBV(eps, "host Mat, VECCUDA BV and initial vector"));
+#endif
+    { /* the residual once more on the BV's own VECCUDA column, on the device where PETSc can */
+      PetscReal r, anorm;
+      PetscScalar l;
+      char        detail[256];
+      PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &D));
+      PetscCall(BVCreateVec(bv, &y));
+      PetscCall(VecDuplicate(y, &x));
+      PetscCall(EPSGetEigenpair(eps, 0, &l, NULL, x, NULL));
+      PetscCall(MatMult(D, x, y));
+      PetscCall(VecAXPY(y, -l, x));
+      PetscCall(VecNorm(y, NORM_2, &r));
+      PetscCall(MatNorm(D, NORM_1, &anorm));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "||Dx - lambda x|| = %.2e, ||A||_1 = %.2e", (double)r, (double)anorm));
+      PetscCall(Check((PetscBool)(r <= 1e-8 * anorm), "VECCUDA eigenvector: residual by MatMult of an aijcusparse copy on the device", detail));
+      PetscCall(VecDestroy(&y));
+      PetscCall(MatDestroy(&D));
+    }
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&v0));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+#endif
+
 #if defined(CUDALANCZOS_TEST_CUDA)
 /* On the CUDA backend: MatDestroy gives the Mat's device copy back (the EPS already gone). */
 static PetscErrorCode MatDestroyFreesTheCopy(void)
@@ -347,7 +470,11 @@ int main(int argc, char **argv)
       lda_pad = 1;
       PetscCall(ChangesAreSeen(MATDENSECUDA));
       lda_pad = 0;
+      /* the MPI device types asked for by name on one process (on two they are the types above) */
+      PetscCall(ChangesAreSeen(MATMPIAIJCUSPARSE));
+      PetscCall(ChangesAreSeen(MATMPIDENSECUDA));
     }
+    PetscCall(DeviceBV());
   }
 #endif
   PetscCall(TwoSolversShareAMat());
