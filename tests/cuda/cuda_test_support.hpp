@@ -4,6 +4,7 @@
 #include "core/random.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/upload.hpp"
 #include "test_matrices.hpp"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,14 @@ inline void PrintTo(KernelFlavor f, std::ostream *os) { *os << to_string(f); }
 } // namespace cudalanczos::cuda
 
 namespace cudalanczos::cuda::test {
+
+/// The staged upload's pinned chunks live for the process (the plugin frees them at PetscFinalize):
+/// freed here when the tests end, so that compute-sanitizer's leak check sees every allocation returned.
+class ReleaseProcessState : public ::testing::Environment {
+public:
+  void TearDown() override { release_process_state(); }
+};
+inline ::testing::Environment *const release_process_state_at_exit = ::testing::AddGlobalTestEnvironment(new ReleaseProcessState);
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
