@@ -533,13 +533,22 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     if (use_device) { // every entry is written: the Write accessors (PETSc copies nothing to the device first)
       PetscMemType mtype;
       bool         done = false, ours = false;
-      PetscCall(VecGetArrayWriteAndMemType(v, &x, &mtype));
+      PetscBool    cudavec;
+      // A VECCUDA column takes the device array even where its last values are on the host: the
+      // ...AndMemType accessor hands out the host array of a column PETSc last wrote there (a host Mat's
+      // BV, filled by EPSSetUp on the host), and every entry is overwritten here anyway.
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &cudavec, VECSEQCUDA, VECMPICUDA, ""));
+      if (cudavec) {
+        PetscCall(VecCUDAGetArrayWrite(v, &x));
+        mtype = PETSC_MEMTYPE_CUDA;
+      } else PetscCall(VecGetArrayWriteAndMemType(v, &x, &mtype));
       PetscCallCXX(ours = on_our_device(mtype, x));
       if (ours) {
         PetscCall(take_stream());
         PetscCallCXX(done = solver.get_column_device((int)j, x, petsc_stream));
       } else if (!PetscMemTypeDevice(mtype)) PetscCallCXX((solver.get_column((int)j, x), done = true));
-      PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
+      if (cudavec) PetscCall(VecCUDARestoreArrayWrite(v, &x));
+      else PetscCall(VecRestoreArrayWriteAndMemType(v, &x));
       if (done) {
         if (ours) device_bv = PETSC_TRUE;
         PetscCall(BVRestoreColumn(eps->V, j, &v));

@@ -348,7 +348,7 @@ static PetscErrorCode HostAndDeviceMats(void)
 }
 
 #if defined(PETSC_HAVE_CUDA)
-/* A host Mat whose EPS's BV has VECCUDA columns (MatSetVecType), and a VECCUDA initial vector: the operator is
+/* A host Mat that makes VECCUDA vectors (MatSetVecType), and a VECCUDA initial vector: the operator is
    uploaded; values against krylovschur, residuals by MatMult on VECCUDA vectors (PETSc takes them to the host
    Mat). A device Mat's BV (device to device) is checked in ChangesAreSeen. */
 static PetscErrorCode DeviceBV(void)
@@ -379,11 +379,12 @@ static PetscErrorCode DeviceBV(void)
   PetscCall(SolveAndCheck(eps, A, "host Mat, VECCUDA BV and initial vector", -1));
   PetscCall(Uploaded(eps, &on_cuda, &bytes));
   if (on_cuda) {
-    /* Correct either way (the values and true residuals above, on the VECCUDA vectors of the Mat). On an
-       H200 (2026-12-01, 3.26.1) a host Mat's VECCUDA BV columns went through the host, where a device
-       Mat's go device to device (ChangesAreSeen): shown, not asserted, until that is understood. A residual
-       by MatMult of MatConvert(A, MATAIJCUSPARSE) on these vectors was wrong there (||Dx - lambda x|| about
-       ||A||) on two ranks and ended in a segmentation fault on one: left out, not yet understood. */
+    /* Where the vectors went is shown, not asserted: on an H200 (2026-12-01, 3.26.1) they went through the
+       host, although every VECSEQCUDA/VECMPICUDA column takes the device path (a device Mat's BV does, in
+       ChangesAreSeen): SLEPc gave this BV host columns, MatSetVecType notwithstanding. A residual by MatMult
+       of MatConvert(A, MATAIJCUSPARSE) on these vectors was wrong there (||Dx - lambda x|| about ||A|| on
+       two ranks, a segmentation fault on one) while the one above, on the same vectors, was right: left
+       out, not yet understood. */
     char      line[512];
     PetscBool found;
     PetscCall(ViewLine(eps, "vectors:", line, sizeof(line), &found));
