@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -362,25 +363,34 @@ TEST(Scaling, StartVectorOfAnySize)
   }
 }
 
+// diag(1, ..., n) on the host backend, with the unit eigenvectors of its `count` largest values planted in
+// columns 0..count-1 (largest first): a converged result whose values the ResidualCheck tests then plant.
+std::unique_ptr<HostBackend> diagonal_with_planted_vectors(int n, int count)
+{
+  auto b = std::make_unique<HostBackend>(n, n, 0, [n](const double *x, double *y) {
+    for (int i = 0; i < n; ++i) y[i] = (i + 1) * x[i];
+  });
+  b->resize_basis(2 * count);
+  for (int j = 0; j < count; ++j) {
+    Vec e(n, 0.0);
+    e[n - 1 - j] = 1;
+    b->set_column(j, e.data());
+  }
+  return b;
+}
+
 // The check on a planted result: unit eigenvectors of diag(1..n) with one value wrong. The wrong pair
 // is not counted, keeps its place and its vector, and its error is its true one.
 TEST(ResidualCheck, PlantedWrongPairIsRejected)
 {
   const int n = 23;
-  HostBackend b(n, n, 0, [n](const double *x, double *y) {
-    for (int i = 0; i < n; ++i) y[i] = (i + 1) * x[i];
-  });
-  b.resize_basis(8);
+  const auto planted = diagonal_with_planted_vectors(n, 4);
+  HostBackend &b = *planted;
   Result r;
   r.reason = Reason::Converged;
   r.nconv = 3;
   r.eigenvalues = {23, 22, 21.5, 20}; // the third is wrong (21); the fourth is not counted converged
   r.errors = {0, 0, 0, 0.5};
-  for (int j = 0; j < 4; ++j) {
-    Vec e(n, 0.0);
-    e[n - 1 - j] = 1;
-    b.set_column(j, e.data());
-  }
   Settings s;
   s.nev = 3, s.tol = 1e-10;
   detail::check_residuals(b, s, detail::with_defaults({}, s), 2, r);
@@ -393,7 +403,7 @@ TEST(ResidualCheck, PlantedWrongPairIsRejected)
   EXPECT_EQ(r.errors[3], 0.5) << "an unconverged pair keeps its estimate";
   Vec x(n);
   b.get_column(2, x.data());
-  EXPECT_EQ(x[n - 3], 1.0) << "the rejected pair's vector moved with it";
+  EXPECT_EQ(x[n - 3], 1.0) << "the rejected pair keeps its vector in its place";
   // All right: nothing moves.
   r.nconv = 3, r.eigenvalues = {23, 22, 21, 20}, r.reason = Reason::Converged;
   detail::check_residuals(b, s, detail::with_defaults({}, s), 1, r);
@@ -408,21 +418,13 @@ TEST(ResidualCheck, PlantedWrongPairIsRejected)
 TEST(ResidualCheck, FailingWantedPairLeavesNoGap)
 {
   const int n = 19;
-  HostBackend b(n, n, 0, [n](const double *x, double *y) {
-    for (int i = 0; i < n; ++i) y[i] = (i + 1) * x[i];
-  });
-  b.resize_basis(8);
+  const auto planted = diagonal_with_planted_vectors(n, 4);
+  HostBackend &b = *planted;
   Result r;
   r.reason = Reason::Converged;
   r.nconv = 4;
-  r.eigenvalues = {19, 17.5, 17, 16}; // the second is wrong (18); the third and fourth are right
+  r.eigenvalues = {19, 17.5, 17, 16}; // the second is wrong (18: its vector with 17.5); 17 and 16 are right
   r.errors = {0, 0, 0, 0};
-  for (int j = 0; j < 4; ++j) {
-    Vec e(n, 0.0);
-    e[n - 1 - j] = 1;
-    b.set_column(j, e.data());
-  }
-  // eigenvector of 18 planted with value 17.5; those of 17 and 16 right
   Settings s;
   s.nev = 3, s.tol = 1e-10;
   detail::check_residuals(b, s, detail::with_defaults({}, s), 4, r);
