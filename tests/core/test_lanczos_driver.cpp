@@ -120,24 +120,6 @@ Settings default_settings(int n, int nev, Which which)
 }
 
 
-struct Solved {
-  Result result;
-  std::vector<Vec> vectors; // the returned basis columns, one per returned eigenvalue
-};
-
-Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
-{
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
-  b.resize_basis(basis_columns_needed(s));
-  Solved out;
-  out.result = solve(b, s, cb);
-  for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    Vec x(A.n);
-    b.get_column(static_cast<int>(j), x.data());
-    out.vectors.push_back(std::move(x));
-  }
-  return out;
-}
 
 /// The full battery of checks on a converged solve with the default (relative) error.
 void check_solution(const Dense &A, const Settings &s, const Solved &sol)

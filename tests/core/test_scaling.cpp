@@ -60,24 +60,6 @@ void lapack_eig(const Dense &A, Vec &w, Vec &Z)
   ASSERT_EQ(info, 0);
 }
 
-struct Solved {
-  Result r;
-  std::vector<Vec> x; // the returned vectors
-};
-
-Solved run(const Dense &A, const Settings &s, const Callbacks &cb = {})
-{
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
-  b.resize_basis(basis_columns_needed(s));
-  Solved out;
-  out.r = solve(b, s, cb);
-  for (std::size_t j = 0; j < out.r.eigenvalues.size(); ++j) {
-    Vec x(A.n);
-    b.get_column(static_cast<int>(j), x.data());
-    out.x.push_back(std::move(x));
-  }
-  return out;
-}
 
 struct Case {
   const char *name;
@@ -177,31 +159,31 @@ TEST(Scaling, PowerOfTwoScalesChangeNoBit)
   const int ks[] = {-1000, -700, -300, -257, -100, 100, 255, 256, 300, 700, 1000};
   for (const Dense &A : base)
     for (const Case &v : variants(n)) {
-      const Solved ref = run(A, v.s);
-      ASSERT_GE(ref.r.nconv, v.s.nev) << v.name;
-      EXPECT_EQ(ref.r.scale_exponent, 0);
+      const Solved ref = run_solver(A, v.s);
+      ASSERT_GE(ref.result.nconv, v.s.nev) << v.name;
+      EXPECT_EQ(ref.result.scale_exponent, 0);
       for (int k : ks) {
         SCOPED_TRACE(std::string(v.name) + ", c = 2^" + std::to_string(k));
         Settings s = v.s;
         s.shift = std::ldexp(v.s.shift, k);
         s.target = std::ldexp(v.s.target, k);
-        const Solved got = run(A.scaled(std::ldexp(1.0, k)), s);
+        const Solved got = run_solver(A.scaled(std::ldexp(1.0, k)), s);
         // The product of A's solve times 2^k measures the norm of c A: the same exponent decides.
-        EXPECT_EQ(got.r.norm_estimate, std::ldexp(ref.r.norm_estimate, k));
-        EXPECT_EQ(got.r.scale_exponent, detail::scale_exponent(std::ldexp(ref.r.norm_estimate, k)));
+        EXPECT_EQ(got.result.norm_estimate, std::ldexp(ref.result.norm_estimate, k));
+        EXPECT_EQ(got.result.scale_exponent, detail::scale_exponent(std::ldexp(ref.result.norm_estimate, k)));
         if (std::abs(k) >= 300) {
-          EXPECT_NE(got.r.scale_exponent, 0) << "not scaled";
+          EXPECT_NE(got.result.scale_exponent, 0) << "not scaled";
         }
         if (std::abs(k) <= 100) {
-          EXPECT_EQ(got.r.scale_exponent, 0) << "scaled inside the safe range";
+          EXPECT_EQ(got.result.scale_exponent, 0) << "scaled inside the safe range";
         }
-        ASSERT_EQ(got.r.nconv, ref.r.nconv);
-        ASSERT_EQ(got.r.eigenvalues.size(), ref.r.eigenvalues.size());
-        EXPECT_EQ(got.r.matvecs, ref.r.matvecs);
-        for (std::size_t i = 0; i < ref.r.eigenvalues.size(); ++i) {
-          ASSERT_EQ(got.r.eigenvalues[i], std::ldexp(ref.r.eigenvalues[i], k)) << "eigenvalue " << i;
-          ASSERT_EQ(got.r.errors[i], ref.r.errors[i]) << "error " << i;
-          ASSERT_TRUE(got.x[i] == ref.x[i]) << "vector " << i << " differs";
+        ASSERT_EQ(got.result.nconv, ref.result.nconv);
+        ASSERT_EQ(got.result.eigenvalues.size(), ref.result.eigenvalues.size());
+        EXPECT_EQ(got.result.matvecs, ref.result.matvecs);
+        for (std::size_t i = 0; i < ref.result.eigenvalues.size(); ++i) {
+          ASSERT_EQ(got.result.eigenvalues[i], std::ldexp(ref.result.eigenvalues[i], k)) << "eigenvalue " << i;
+          ASSERT_EQ(got.result.errors[i], ref.result.errors[i]) << "error " << i;
+          ASSERT_TRUE(got.vectors[i] == ref.vectors[i]) << "vector " << i << " differs";
         }
       }
     }
@@ -225,9 +207,9 @@ TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
         Settings s = v.s;
         s.shift = v.s.shift * c;
         s.target = v.s.target * c;
-        const Solved got = run(cA, s);
-        ASSERT_GE(got.r.nconv, v.s.nev) << to_string(got.r.reason);
-        EXPECT_EQ(got.r.residual_rejected, 0);
+        const Solved got = run_solver(cA, s);
+        ASSERT_GE(got.result.nconv, v.s.nev) << to_string(got.result.reason);
+        EXPECT_EQ(got.result.residual_rejected, 0);
         // The wanted eigenvalues of A, best first by `which` (ties by value).
         std::vector<int> idx(n);
         for (int i = 0; i < n; ++i) idx[i] = i;
@@ -235,11 +217,11 @@ TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
           return which_key(v.s.which, v.s.target, w[a]) < which_key(v.s.which, v.s.target, w[b]);
         });
         for (int i = 0; i < v.s.nev; ++i) {
-          const double lambda = got.r.eigenvalues[i] / c; // as returned: theta - shift, c times A's
+          const double lambda = got.result.eigenvalues[i] / c; // as returned: theta - shift, c times A's
           const double want = w[idx[i]] - v.s.shift;
           EXPECT_NEAR(lambda, want, 1e-9 * std::max(std::abs(want), 1e-3 * anorm)) << "eigenvalue " << i;
           // The vector: its residual on A itself, and its angle to LAPACK's where the gap allows.
-          const Vec &x = got.x[i];
+          const Vec &x = got.vectors[i];
           Vec ax(n);
           A.matvec(x.data(), ax.data());
           double res2 = 0;
@@ -275,13 +257,13 @@ TEST(Scaling, SubnormalAndMixedMagnitudeEntries)
     lapack_eig(up, w, Z);
     Settings s;
     s.nev = 4, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10;
-    const Solved got = run(A, s);
-    ASSERT_GE(got.r.nconv, 4) << to_string(got.r.reason);
-    EXPECT_EQ(got.r.scale_exponent, kMaxScaleExponent);
+    const Solved got = run_solver(A, s);
+    ASSERT_GE(got.result.nconv, 4) << to_string(got.result.reason);
+    EXPECT_EQ(got.result.scale_exponent, kMaxScaleExponent);
     // The eigenvalues are subnormal too: right to their last bit (2^-1074), and to tol where they have more.
     for (int i = 0; i < 4; ++i) {
       const double want = std::ldexp(std::ldexp(w[n - 1 - i], -530), -530);
-      EXPECT_NEAR(got.r.eigenvalues[i], want, std::numeric_limits<double>::denorm_min() + 1e-9 * want) << "eigenvalue " << i;
+      EXPECT_NEAR(got.result.eigenvalues[i], want, std::numeric_limits<double>::denorm_min() + 1e-9 * want) << "eigenvalue " << i;
     }
   }
   {
@@ -292,10 +274,10 @@ TEST(Scaling, SubnormalAndMixedMagnitudeEntries)
     lapack_eig(A, w, Z);
     Settings s;
     s.nev = 5, s.ncv = 20, s.which = Which::SmallestAlgebraic, s.tol = 1e-10;
-    const Solved got = run(A, s);
-    ASSERT_GE(got.r.nconv, 5) << to_string(got.r.reason);
-    EXPECT_EQ(got.r.scale_exponent, 0);
-    for (int i = 0; i < 5; ++i) EXPECT_NEAR(got.r.eigenvalues[i], w[i], 1e-9 * w[i]) << "eigenvalue " << i;
+    const Solved got = run_solver(A, s);
+    ASSERT_GE(got.result.nconv, 5) << to_string(got.result.reason);
+    EXPECT_EQ(got.result.scale_exponent, 0);
+    for (int i = 0; i < 5; ++i) EXPECT_NEAR(got.result.eigenvalues[i], w[i], 1e-9 * w[i]) << "eigenvalue " << i;
   }
 }
 
@@ -344,21 +326,21 @@ TEST(Scaling, StartVectorOfAnySize)
       for (double &x : w) x = std::ldexp(x, static_cast<int>(c));
       b.set_column(0, w.data());
       Solved out;
-      out.r = solve(b, s, {});
-      for (std::size_t j = 0; j < out.r.eigenvalues.size(); ++j) {
+      out.result = solve(b, s, {});
+      for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
         Vec x(n);
         b.get_column(static_cast<int>(j), x.data());
-        out.x.push_back(std::move(x));
+        out.vectors.push_back(std::move(x));
       }
       return out;
     };
     const Solved ref = solve_from(0);
-    ASSERT_GE(ref.r.nconv, 3);
+    ASSERT_GE(ref.result.nconv, 3);
     for (int k : {-1000, -600, 600, 1000}) {
       SCOPED_TRACE("block " + std::to_string(block) + ", start vector times 2^" + std::to_string(k));
       const Solved got = solve_from(k);
-      ASSERT_EQ(got.r.eigenvalues, ref.r.eigenvalues);
-      for (std::size_t i = 0; i < ref.x.size(); ++i) ASSERT_TRUE(got.x[i] == ref.x[i]) << "vector " << i;
+      ASSERT_EQ(got.result.eigenvalues, ref.result.eigenvalues);
+      for (std::size_t i = 0; i < ref.vectors.size(); ++i) ASSERT_TRUE(got.vectors[i] == ref.vectors[i]) << "vector " << i;
     }
   }
 }
@@ -457,15 +439,15 @@ TEST(ResidualCheck, OperatorChangedUnderTheSolveIsCaught)
   Settings s;
   s.nev = 4, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10, s.max_it = 500;
   s.norm_estimate = 8; // no product before the solve: the switch below counts the driver's alone
-  const Solved clean = run(A, s);
-  ASSERT_EQ(clean.r.residual_rejected, 0);
-  const long before_check = clean.r.matvecs - clean.r.residuals_checked;
+  const Solved clean = run_solver(A, s);
+  ASSERT_EQ(clean.result.residual_rejected, 0);
+  const long before_check = clean.result.matvecs - clean.result.residuals_checked;
   for (bool room : {true, false}) {
     SCOPED_TRACE(room ? "iterations left" : "none left");
     long products = 0;
     HostBackend b(n, n, 0, [&](const double *x, double *y) { (++products > before_check ? B : A).matvec(x, y); });
     Settings t = s;
-    if (!room) t.max_it = clean.r.its;
+    if (!room) t.max_it = clean.result.its;
     b.resize_basis(basis_columns_needed(t));
     const Result r = solve(b, t, {});
     EXPECT_GT(r.residual_rejected, 0);

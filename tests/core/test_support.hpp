@@ -1,8 +1,10 @@
 // What the core tests share: reproducible random numbers, LAPACK's dsyev as the reference, the
-// naming and ordering of `which` as the driver defines it, and eigenvalue lists in failure messages.
+// naming and ordering of `which` as the driver defines it, eigenvalue lists in failure messages, and a
+// solve on the host backend (run_solver).
 #pragma once
 
 #include "core/lanczos_driver.hpp"
+#include "host/host_backend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -134,6 +136,26 @@ inline Dense laplacian_1d(int n)
     if (i + 1 < n) A(i, i + 1) = A(i + 1, i) = -1;
   }
   return A;
+}
+
+/// A solve on the host backend with A's product, and the vectors it returned.
+struct Solved {
+  Result result;
+  std::vector<std::vector<double>> vectors; // the returned basis columns, one per returned eigenvalue
+};
+
+inline Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
+{
+  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  b.resize_basis(basis_columns_needed(s));
+  Solved out;
+  out.result = solve(b, s, cb);
+  for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
+    std::vector<double> x(static_cast<std::size_t>(A.n));
+    b.get_column(static_cast<int>(j), x.data());
+    out.vectors.push_back(std::move(x));
+  }
+  return out;
 }
 
 } // namespace cudalanczos::testing
