@@ -148,7 +148,6 @@ static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSPr
 {
   Mat            A;
   EPS            eps;
-  PetscErrorCode ierr;
 
   PetscFunctionBeginUser;
   PetscCall(BuildMatrix(kind, n, &A));
@@ -158,10 +157,7 @@ static PetscErrorCode ExpectError(const char *name, Kind kind, PetscInt n, EPSPr
   if (kind == NONSYMMETRIC) PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
   PetscCall(EPSSetDimensions(eps, nev, ncv, PETSC_DETERMINE));
   PetscCall(EPSSetWhichEigenpairs(eps, which));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = EPSSolve(eps);
-  PetscCall(PetscPopErrorHandler());
-  PetscCall(Check((PetscBool)(ierr != 0), name, ierr ? "refused with a PETSc error" : "was accepted"));
+  PetscCall(CheckSolveRefused(eps, name));
   PetscCall(EPSDestroy(&eps));
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(0);

@@ -36,6 +36,20 @@ static PetscErrorCode Check(PetscBool cond, const char *name, const char *detail
   PetscFunctionReturn(0);
 }
 
+/* EPSSolve must fail with a PETSc error (bad input: an unsupported problem, a non-symmetric matrix); the EPS
+   stays destroyable. One check, named `name`. */
+static inline PetscErrorCode CheckSolveRefused(EPS eps, const char *name)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSolve(eps);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(Check((PetscBool)(ierr != 0), name, ierr ? "refused with a PETSc error" : "was accepted"));
+  PetscFunctionReturn(0);
+}
+
 /* An EPS of type `type` on A (standard problem) with problem type `problem`, the rest left to each test. */
 static inline PetscErrorCode CreateEPS(Mat A, EPSProblemType problem, EPSType type, EPS *eps)
 {
