@@ -2,7 +2,9 @@
 # Build PETSc and SLEPc 3.26.1 with CUDA, once per machine, into a cache folder outside the clone:
 # what SLEPc users with GPUs run (a current release, built with CUDA), next to Debian's 3.18.
 #
-#   usage: tools/petsc-cuda.sh [PREFIX]     default PREFIX: ${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-3.26.1-cuda
+#   usage: tools/petsc-cuda.sh [PREFIX [SCALAR]]
+#     PREFIX  default ${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-3.26.1-cuda (-complex for complex)
+#     SCALAR  real (default) or complex: PETSc's --with-scalar-type, the two builds SLEPc users run
 #
 # Leaves PREFIX/petsc and PREFIX/slepc (each with lib/pkgconfig/*.pc) and PREFIX/.complete; a second
 # call with .complete present prints the prefix and does nothing else. The sources are PyPI's source
@@ -10,7 +12,13 @@
 # at /usr/local/cuda and Debian's Open MPI and reference LAPACK (make deps). About 16 minutes on 2 cores.
 set -euo pipefail
 version=3.26.1
-prefix=${1:-${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-$version-cuda}
+scalar=${2:-real}
+case $scalar in
+  real) suffix= ;;
+  complex) suffix=-complex ;;
+  *) echo "petsc-cuda.sh: SCALAR must be real or complex, not '$scalar'" >&2; exit 1 ;;
+esac
+prefix=${1:-${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-$version-cuda$suffix}
 if [ -f "$prefix/.complete" ]; then echo "$prefix"; exit 0; fi
 cuda=${CUDA_HOME:-/usr/local/cuda}
 [ -x "$cuda/bin/nvcc" ] || { echo "petsc-cuda.sh: no nvcc at $cuda/bin/nvcc (set CUDA_HOME)" >&2; exit 1; }
@@ -19,7 +27,7 @@ jobs=${JOBS:-$(nproc)}
 work=$prefix.build
 rm -rf "$work" "$prefix"; mkdir -p "$work"
 log=$work/build.log
-echo "petsc-cuda.sh: building PETSc/SLEPc $version with CUDA into $prefix (log: $log)"
+echo "petsc-cuda.sh: building PETSc/SLEPc $version ($scalar scalars) with CUDA into $prefix (log: $log)"
 step() { echo "  $(date +%H:%M:%S) $*"; }
 
 step "downloading the source distributions"
@@ -32,7 +40,7 @@ step "PETSc: configure"
 cd "$work/petsc-$version"
 ./configure --prefix="$prefix/petsc" --with-cc=mpicc --with-cxx=mpicxx --with-fc=0 \
   --with-cuda=1 --with-cuda-dir="$cuda" --with-cuda-arch=90 \
-  --with-debugging=0 --with-x=0 --with-blaslapack-lib="-llapack -lblas" \
+  --with-scalar-type="$scalar" --with-debugging=0 --with-x=0 --with-blaslapack-lib="-llapack -lblas" \
   COPTFLAGS=-O2 CXXOPTFLAGS=-O2 CUDAOPTFLAGS=-O2 >>"$log" 2>&1 || { tail -40 configure.log >&2; exit 1; }
 arch=$(sed -n 's/^PETSC_ARCH=//p' lib/petsc/conf/petscvariables | head -1)
 step "PETSc: make ($jobs jobs)"

@@ -6,9 +6,9 @@
 // step costs one operator application and one or two global reductions:
 //
 //   apply_operator  w = A v
-//   project         h = V[:, first:first+k]^T w  and  w^T w           (one pass, one reduction)
-//   project_with    h = V[:, first:first+k]^T u  and  w^T u           (the B-inner products, u = B w)
-//   subtract        w -= V[:, first:first+k] h,  returns w^T w         (one pass, one reduction)
+//   project         h = V[:, first:first+k]^H w  and  w^H w           (one pass, one reduction)
+//   project_with    h = V[:, first:first+k]^H u  and  w^H u           (the B-inner products, u = B w)
+//   subtract        w -= V[:, first:first+k] h,  returns w^H w         (one pass, one reduction)
 //   update          w -= V[:, first:first+k] h                         (one pass, no reduction)
 //   expand          whole Lanczos steps with full reorthogonalization (the thick-restart driver's
 //                   inner loop); a GPU backend keeps their scalars on the device and waits once
@@ -20,9 +20,18 @@
 // Every scalar a backend returns is already summed over all ranks (through the Reducer it was built
 // with), so the driver is the same for one rank and for many.
 //
+// Vectors hold Scalars (scalar.hpp: double, or std::complex<double> with a complex PETSc). Every
+// coefficient array that multiplies or comes from vectors (project's out, subtract/update/combine's
+// coef, rotate's Q, the block calls' matrices) is Scalar too, and inner products are conjugated in the
+// left factor: project gives V^H w. Norms, scale factors and the StepRecord's alpha and beta are double
+// (the operator is Hermitian: alpha_j = v_j^H A v_j is real, and its rounding-level imaginary part is
+// dropped). In the real build Scalar is double and nothing of this shows.
+//
 // The host backend (host/host_backend.hpp) is the reference: plain loops, obviously right. Every other
 // backend is tested against it.
 #pragma once
+
+#include "core/scalar.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -34,6 +43,7 @@ namespace cudalanczos {
 using index_t = std::int64_t;
 
 /// Sums `count` doubles over all ranks, in place (MPI_Allreduce in the PETSc layer; nothing serially).
+/// Scalars are summed as kDoublesPerScalar doubles each.
 using Reducer = std::function<void(double *values, int count)>;
 
 /// A reducer for a single process.
@@ -85,9 +95,9 @@ public:
   /// so the same seed gives the same global vector for any number of ranks and on every backend.
   virtual void set_random(int j, std::uint64_t seed) = 0;
   /// v_j = x, x being this rank's local_size() entries on the host.
-  virtual void set_column(int j, const double *x) = 0;
+  virtual void set_column(int j, const Scalar *x) = 0;
   /// x = v_j (this rank's local_size() entries, to the host).
-  virtual void get_column(int j, double *x) const = 0;
+  virtual void get_column(int j, Scalar *x) const = 0;
 
   /// The same between the basis and device memory, for a backend whose basis lives on a device: x holds
   /// local_size() entries in memory that device can address (a CUDA PETSc's VECCUDA array). `stream` is
@@ -95,12 +105,12 @@ public:
   /// copy with the caller's work without a host wait: the copy runs after the work queued on `stream` so
   /// far, and the work queued on `stream` afterwards runs after the copy. Return false, doing nothing,
   /// where the basis is not in device memory (this default: the host backend): use get/set_column then.
-  virtual bool get_column_device(int j, double *x, void *stream) const
+  virtual bool get_column_device(int j, Scalar *x, void *stream) const
   {
     (void)j, (void)x, (void)stream;
     return false;
   }
-  virtual bool set_column_device(int j, const double *x, void *stream)
+  virtual bool set_column_device(int j, const Scalar *x, void *stream)
   {
     (void)j, (void)x, (void)stream;
     return false;
@@ -119,42 +129,42 @@ public:
   /// problem that needs it rather than solving it wrongly.
   virtual void set_operator_scale(int e);
 
-  /// out[i] = v_{first+i} . v_col for 0 <= i < k, and out[k] = v_col . v_col. Globally reduced, one
-  /// reduction. The columns first..first+k-1 may include col itself.
-  virtual void project(int first, int k, int col, double *out) = 0;
+  /// out[i] = v_{first+i}^H v_col for 0 <= i < k, and out[k] = v_col^H v_col (real: its imaginary part
+  /// is 0). Globally reduced, one reduction. The columns first..first+k-1 may include col itself.
+  virtual void project(int first, int k, int col, Scalar *out) = 0;
 
-  /// out[i] = v_{first+i} . v_with for 0 <= i < k, and out[k] = v_col . v_with. Globally reduced. With
-  /// v_with = B v_col these are the B-inner products V^T B v_col and v_col^T B v_col of a generalized
+  /// out[i] = v_{first+i}^H v_with for 0 <= i < k, and out[k] = v_col^H v_with. Globally reduced. With
+  /// v_with = B v_col these are the B-inner products V^H B v_col and v_col^H B v_col of a generalized
   /// problem (BInnerProductBackend). The default takes two project() calls (two reductions); an override
   /// takes one. The columns may overlap.
-  virtual void project_with(int first, int k, int col, int with, double *out);
+  virtual void project_with(int first, int k, int col, int with, Scalar *out);
 
-  /// v_col -= sum_{i<k} coef[i] v_{first+i}; returns v_col . v_col afterwards, globally reduced.
+  /// v_col -= sum_{i<k} coef[i] v_{first+i}; returns v_col^H v_col afterwards, globally reduced.
   /// The columns first..first+k-1 must not include col.
-  virtual double subtract(int first, int k, const double *coef, int col) = 0;
+  virtual double subtract(int first, int k, const Scalar *coef, int col) = 0;
 
   /// v_col -= sum_{i<k} coef[i] v_{first+i}, without the norm: no reduction, no wait for the device.
   /// The default calls subtract() and drops the norm.
-  virtual void update(int first, int k, const double *coef, int col) { subtract(first, k, coef, col); }
+  virtual void update(int first, int k, const Scalar *coef, int col) { subtract(first, k, coef, col); }
 
   /// v_col *= alpha.
   virtual void scale(int col, double alpha) = 0;
 
   /// v_dst = sum_{i<k} coef[i] v_{first+i}; dst outside first..first+k-1.
-  virtual void combine(int first, int k, const double *coef, int dst) = 0;
+  virtual void combine(int first, int k, const Scalar *coef, int dst) = 0;
 
   /// V[:, 0:m] = V[:, 0:k] Q, with Q a k x m column-major matrix (leading dimension ldq >= k), m <= k.
   /// Used for thick restart and to form Ritz vectors; columns m..k-1 are unspecified afterwards.
-  virtual void rotate(int k, int m, const double *Q, int ldq) = 0;
+  virtual void rotate(int k, int m, const Scalar *Q, int ldq) = 0;
 
   /// v_dst = v_src.
   virtual void copy_column(int src, int dst) = 0;
 
   /// Lanczos steps j = first .. last-1 with full reorthogonalization, the driver's inner loop as one
   /// call. Step j, with w the column j+1 and L = {j-1, j} (L = {0} at j = 0) the three-term window:
-  ///   w = A v_j;  g = V[:, L]^T w;  w -= V[:, L] g;                 (the recurrence: removes alpha_j v_j
+  ///   w = A v_j;  g = V[:, L]^H w;  w -= V[:, L] g;                 (the recurrence: removes alpha_j v_j
   ///                                                                  and beta_{j-1} v_{j-1}, the bulk)
-  ///   h = V[:, 0:j+1]^T w;  w -= V[:, 0:j+1] h;                     (full reorthogonalization)
+  ///   h = V[:, 0:j+1]^H w;  w -= V[:, 0:j+1] h;                     (full reorthogonalization)
   ///   if ||w||^2 < kDgksEta2 ||w before h||^2: once more (h2), and "lost" if it dropped by that much again;
   ///   alpha_j = g_j + h_j + h2_j;  anorm = max(anorm, ||A v_j||, |alpha_j|);  beta_j = ||w||;
   ///   breakdown when lost or beta_j <= 16 eps anorm sqrt(j+2): v_{j+1} = 0 and beta_j = 0;
@@ -200,17 +210,17 @@ public:
   /// V[:, dst:dst+b] = A V[:, src:src+b]; the two ranges must not overlap.
   virtual void apply_operator_block(int src, int dst, int b);
 
-  /// out = [V[:, first:first+k]  V[:, col:col+b]]^T V[:, col:col+b]: the k x b projections, then the
+  /// out = [V[:, first:first+k]  V[:, col:col+b]]^H V[:, col:col+b]: the k x b projections, then the
   /// b x b Gram matrix of the block below them; (k + b) x b, column-major, leading dimension k + b.
   /// Globally reduced (an override: one reduction). The ranges may overlap.
-  virtual void project_block(int first, int k, int col, int b, double *out);
+  virtual void project_block(int first, int k, int col, int b, Scalar *out);
 
   /// V[:, col:col+b] -= V[:, first:first+k] C, C k x b column-major with leading dimension ldc >= k.
   /// No reduction. The ranges must not overlap.
-  virtual void update_block(int first, int k, const double *C, int ldc, int col, int b);
+  virtual void update_block(int first, int k, const Scalar *C, int ldc, int col, int b);
 
   /// V[:, col:col+b] = V[:, col:col+b] M, M b x b column-major with leading dimension ldm >= b.
-  virtual void transform_block(int col, int b, const double *M, int ldm);
+  virtual void transform_block(int col, int b, const Scalar *M, int ldm);
 
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}

@@ -13,7 +13,7 @@
 namespace cudalanczos {
 
 /// y = A x on this rank's local entries.
-using HostOperator = std::function<void(const double *x, double *y)>;
+using HostOperator = std::function<void(const Scalar *x, Scalar *y)>;
 
 class HostBackend final : public Backend {
 public:
