@@ -15,7 +15,8 @@
    Matrices: "denseN" (N from the name, or -n) is the thesis matrix of examples/thesis_demo.c, entry
    (i, j) = hash(min(i, j), max(i, j)) uniform in [0, 1] (formula below; peers.py computes the same); the
    sparse ones are read from DIR/NAME.csr, written by gen_matrices (format there). Each rank builds its
-   own rows: dense as MATDENSE, sparse as AIJ.
+   own rows: dense as MATDENSE, sparse as AIJ. A complex file (hofstadter) needs a PETSc with complex
+   scalars; a real file is read by either.
 
    Warm-up: "short" (default) is the same solve stopped after 2 restarts (-eps_max_it 2): it uploads the
    matrix, allocates, loads every kernel; "full" is a whole solve; "none" none. Before each solve the
@@ -25,8 +26,9 @@
    Device memory (cudalanczos on the GPU): the largest used-memory reading (cudaMemGetInfo, sampled at
    every restart and after the solve) minus the reading before the first solve. Matrix-vector products:
    cudalanczos -eps_view's "operator applications"; other types the MatMult log count. True residuals:
-   max over the k wanted pairs of ||A x - lambda x|| / (|lambda| ||x||): one rank with OpenMP loops,
-   several ranks with EPSComputeError (-check_resid computes both and reports their largest difference).
+   max over the k wanted pairs of ||A x - lambda x|| / (|lambda| ||x||): one rank of a real PETSc with
+   OpenMP loops, several ranks (or complex scalars) with EPSComputeError (-check_resid computes both and
+   reports their largest difference).
 */
 #include <slepccudalanczos.h>
 #include <petsctime.h>
@@ -125,8 +127,12 @@ static PetscErrorCode BuildCsr(const char *path, Mat *A, LocalCsr *keep, PetscIn
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   f = fopen(path, "rb");
   PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open %s (written by gen_matrices)", path);
-  PetscCheck(fread(magic, 1, 8, f) == 8 && !memcmp(magic, "CLCSR01\n", 8) && fread(head, 8, 3, f) == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_READ,
-             "%s is not a CSR file of gen_matrices", path);
+  PetscCheck(fread(magic, 1, 8, f) == 8 && (!memcmp(magic, "CLCSR01\n", 8) || !memcmp(magic, "CLCSRZ1\n", 8)) && fread(head, 8, 3, f) == 3,
+             PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s is not a CSR file of gen_matrices", path);
+  const int complex_file = !memcmp(magic, "CLCSRZ1\n", 8);
+#if !defined(PETSC_USE_COMPLEX)
+  PetscCheck(!complex_file, PETSC_COMM_SELF, PETSC_ERR_SUP, "%s holds a complex matrix: run a bench_eps built against a PETSc with complex scalars", path);
+#endif
   n        = (PetscInt)head[0];
   *nglobal = n;
   *nnz     = (long long)head[1];
@@ -143,7 +149,16 @@ static PetscErrorCode BuildCsr(const char *path, Mat *A, LocalCsr *keep, PetscIn
   keep->rows = m;
   base       = 32 + 4LL * (head[0] + 1);
   PetscCheck(!ReadAt(f, base + 4 * nz0, cj, 4, (size_t)nzl), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "short read in %s", path);
-  PetscCheck(!ReadAt(f, base + 4 * head[1] + 8 * nz0, keep->a, 8, (size_t)nzl), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "short read in %s", path);
+  if (complex_file || sizeof(PetscScalar) == 8) { /* the file's values are PetscScalars */
+    PetscCheck(!ReadAt(f, base + 4 * head[1] + (long long)sizeof(PetscScalar) * nz0, keep->a, sizeof(PetscScalar), (size_t)nzl), PETSC_COMM_SELF,
+               PETSC_ERR_FILE_READ, "short read in %s", path);
+  } else { /* real values into complex scalars */
+    double *v;
+    PetscCall(PetscMalloc1(nzl, &v));
+    PetscCheck(!ReadAt(f, base + 4 * head[1] + 8 * nz0, v, 8, (size_t)nzl), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "short read in %s", path);
+    for (long long p = 0; p < nzl; ++p) keep->a[p] = v[p];
+    PetscCall(PetscFree(v));
+  }
   fclose(f);
   for (i = 0; i <= m; ++i) keep->ia[i] = (PetscInt)(rp[i] - nz0);
   for (long long p = 0; p < nzl; ++p) keep->ja[p] = (PetscInt)cj[p];
@@ -194,7 +209,8 @@ static PetscErrorCode Monitor(EPS eps, PetscInt its, PetscInt nconv, PetscScalar
   PetscFunctionReturn(0);
 }
 
-/* max_i ||A x_i - l_i x_i|| / (|l_i| ||x_i||) over the first `k` pairs, on one rank, OpenMP. */
+#if !defined(PETSC_USE_COMPLEX)
+/* max_i ||A x_i - l_i x_i|| / (|l_i| ||x_i||) over the first `k` pairs, on one rank, OpenMP (real scalars). */
 static PetscErrorCode ResidualOpenMP(EPS eps, Mat A, PetscBool dense, const LocalCsr *csr, PetscInt k, PetscReal *maxres)
 {
   PetscInt     n, c;
@@ -283,6 +299,7 @@ static PetscErrorCode ResidualOpenMP(EPS eps, Mat A, PetscBool dense, const Loca
   PetscCall(PetscFree3(lam, r2, x2));
   PetscFunctionReturn(0);
 }
+#endif
 
 static PetscErrorCode ResidualSLEPc(EPS eps, PetscInt k, PetscReal *maxres)
 {
@@ -625,8 +642,12 @@ int main(int argc, char **argv)
     }
     PetscCall(PetscStrlcat(eigs, "]", sizeof(eigs)));
     if (kk > 0) {
+#if !defined(PETSC_USE_COMPLEX)
       if (size == 1) PetscCall(ResidualOpenMP(eps, A, dense, &csr, kk, &maxres));
       if (size > 1 || check) PetscCall(ResidualSLEPc(eps, kk, size > 1 ? &maxres : &maxres2));
+#else
+      PetscCall(ResidualSLEPc(eps, kk, &maxres));
+#endif
     }
     if (ctx.capped) PetscCall(PetscStrncpy(status, "timeout", sizeof(status)));
     else if (reason > 0 && nconv >= k) PetscCall(PetscStrncpy(status, "ok", sizeof(status)));

@@ -1,7 +1,7 @@
 // The sparse matrices of the peer benchmark (bench/peers/README.md), written once as raw CSR files that
 // every solver of the suite reads: bench_eps (PETSc, 1 or 16 ranks), krylov_floor and peers.py (CuPy).
 //
-//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym (or "all")
+//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter ("all": the first four)
 //   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
 //   gen_matrices DIR --medium NAME...   at sizes a 2-core host solves in seconds (operator counts without a GPU)
 //
@@ -11,6 +11,8 @@
 //   bytes 16..23  int64 nnz
 //   bytes 24..31  int64 0 (reserved)
 //   then int32 rowptr[rows + 1], int32 colind[nnz] (ascending in each row), float64 values[nnz].
+// A complex Hermitian matrix (hofstadter) is written with the magic "CLCSRZ1\n" and complex128 values
+// (real and imaginary part, 16 bytes each) instead; a real PETSc cannot read it, and says so.
 // Written to NAME.csr.tmp and renamed, so a killed run never leaves a truncated file behind.
 //
 // The generators (all deterministic; counter-based random numbers of src/core/random.hpp):
@@ -23,13 +25,22 @@
 //   randsym   random sparse symmetric, 10^6 rows: B has 8 entries per row, entry e of row r in column
 //             floor(u n), u = (random_entry(0x5e1, 8 r + e) + 1) / 2, value random_entry(0x5e2, 8 r + e)
 //             (uniform in [-1, 1)); A = B + B^T, repeated positions summed (about 16 entries per row)
-// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows.
-// --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows.
+//   hofstadter  complex Hermitian: a tight-binding electron on a 1414 x 1414 square lattice (2.0 * 10^6
+//             sites, site (x, y) is row x L + y) in a perpendicular magnetic field of flux phi = 1/16 per
+//             plaquette (Landau gauge: the hop from (x, y) to (x, y+1) carries the Peierls phase
+//             exp(i 2 pi phi x); open in x, periodic in y, which the gauge allows for any phi), hopping
+//             t = 1 (entries -1 and -exp(...)), and Anderson disorder on the diagonal, W = 1:
+//             H_rr = W/2 random_entry(0x40f, r) (uniform in [-W/2, W/2)), which breaks the Landau
+//             levels' degeneracy as any real sample does. About 5 entries per row.
+// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60.
+// --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows, hofstadter 300 x 300.
 #include "core/random.hpp"
 #include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -116,21 +127,73 @@ Csr random_symmetric(std::int64_t n, int per_row)
   return A;
 }
 
-bool write_csr(const std::string &path, const Csr &A)
+/// A CSR matrix with complex values (the Csr of test_matrices.hpp holds doubles).
+struct ZCsr {
+  std::int64_t rows = 0;
+  std::vector<int> rowptr{0}, colind;
+  std::vector<std::complex<double>> values;
+};
+
+ZCsr hofstadter(std::int64_t L, double phi, double W)
+{
+  const double two_pi = 6.283185307179586476925286766559;
+  ZCsr H;
+  H.rows = L * L;
+  H.colind.reserve(static_cast<std::size_t>(5 * H.rows));
+  H.values.reserve(static_cast<std::size_t>(5 * H.rows));
+  std::vector<std::pair<std::int64_t, std::complex<double>>> row;
+  for (std::int64_t x = 0; x < L; ++x) {
+    const std::complex<double> up = -std::polar(1.0, two_pi * phi * static_cast<double>(x)); // (x,y) <- (x,y+1)
+    for (std::int64_t y = 0; y < L; ++y) {
+      const std::int64_t r = x * L + y;
+      row.clear();
+      row.push_back({r, 0.5 * W * cudalanczos::random_entry(0x40f, r)});
+      if (x > 0) row.push_back({r - L, -1.0});
+      if (x + 1 < L) row.push_back({r + L, -1.0});
+      if (L > 2) { // periodic in y: H[r, (x, y+1)] = -e^{i 2 pi phi x}, and its conjugate the other way
+        row.push_back({x * L + (y + 1) % L, up});
+        row.push_back({x * L + (y + L - 1) % L, std::conj(up)});
+      }
+      std::sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+      for (const auto &[c, v] : row) {
+        H.colind.push_back(static_cast<int>(c));
+        H.values.push_back(v);
+      }
+      H.rowptr.push_back(static_cast<int>(H.colind.size()));
+    }
+  }
+  return H;
+}
+
+/// Writes rowptr, colind and `values` (doubles: 8 bytes each, or complex: 16) under `magic`.
+template <class Value>
+bool write_file(const std::string &path, const char (&magic)[8], std::int64_t rows, const std::vector<int> &rowptr,
+                const std::vector<int> &colind, const std::vector<Value> &values)
 {
   const std::string tmp = path + ".tmp";
   std::FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f) return false;
-  const char magic[8] = {'C', 'L', 'C', 'S', 'R', '0', '1', '\n'};
-  const std::int64_t head[3] = {static_cast<std::int64_t>(A.rows), static_cast<std::int64_t>(A.colind.size()), 0};
+  const std::int64_t head[3] = {rows, static_cast<std::int64_t>(colind.size()), 0};
   bool ok = std::fwrite(magic, 1, 8, f) == 8 && std::fwrite(head, 8, 3, f) == 3 &&
-            std::fwrite(A.rowptr.data(), 4, A.rowptr.size(), f) == A.rowptr.size() &&
-            std::fwrite(A.colind.data(), 4, A.colind.size(), f) == A.colind.size() &&
-            std::fwrite(A.values.data(), 8, A.values.size(), f) == A.values.size();
+            std::fwrite(rowptr.data(), 4, rowptr.size(), f) == rowptr.size() &&
+            std::fwrite(colind.data(), 4, colind.size(), f) == colind.size() &&
+            std::fwrite(values.data(), sizeof(Value), values.size(), f) == values.size();
   ok = (std::fclose(f) == 0) && ok;
   if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) std::remove(tmp.c_str());
   return ok;
+}
+
+bool write_csr(const std::string &path, const ZCsr &A)
+{
+  const char magic[8] = {'C', 'L', 'C', 'S', 'R', 'Z', '1', '\n'};
+  return write_file(path, magic, A.rows, A.rowptr, A.colind, A.values);
+}
+
+bool write_csr(const std::string &path, const Csr &A)
+{
+  const char magic[8] = {'C', 'L', 'C', 'S', 'R', '0', '1', '\n'};
+  return write_file(path, magic, static_cast<std::int64_t>(A.rows), A.rowptr, A.colind, A.values);
 }
 
 } // namespace
@@ -138,7 +201,7 @@ bool write_csr(const std::string &path, const Csr &A)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym all)\n");
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter all)\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -153,8 +216,11 @@ int main(int argc, char **argv)
   int status = 0;
   for (const std::string &name : names) {
     const auto t0 = std::chrono::steady_clock::now();
+    const std::string path = dir + "/" + name + ".csr";
     Csr A;
-    if (name == "lap2d") A = cudalanczos::cuda::test::laplacian(small ? 60 : medium ? 200 : 1000);
+    ZCsr Z;
+    if (name == "hofstadter") Z = hofstadter(small ? 60 : medium ? 300 : 1414, 1.0 / 16, 1.0);
+    else if (name == "lap2d") A = cudalanczos::cuda::test::laplacian(small ? 60 : medium ? 200 : 1000);
     else if (name == "lap3d") A = laplacian3d(small ? 16 : medium ? 34 : 100);
     else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : medium ? 200000 : 2000000, 16, 0xc1u);
     else if (name == "randsym") A = random_symmetric(small ? 20000 : medium ? 100000 : 1000000, 8);
@@ -163,15 +229,16 @@ int main(int argc, char **argv)
       status = 2;
       continue;
     }
-    const std::string path = dir + "/" + name + ".csr";
-    if (!write_csr(path, A)) {
+    const bool complex = !Z.colind.empty();
+    if (complex ? !write_csr(path, Z) : !write_csr(path, A)) {
       std::fprintf(stderr, "gen_matrices: cannot write %s\n", path.c_str());
       status = 1;
       continue;
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("{\"bench\":\"gen\",\"case\":\"%s\",\"n\":%lld,\"nnz\":%lld,\"time_s\":%.3f,\"path\":\"%s\"}\n", name.c_str(),
-                static_cast<long long>(A.rows), static_cast<long long>(A.colind.size()), s, path.c_str());
+    std::printf("{\"bench\":\"gen\",\"case\":\"%s\",\"n\":%lld,\"nnz\":%lld,\"complex\":%s,\"time_s\":%.3f,\"path\":\"%s\"}\n",
+                name.c_str(), static_cast<long long>(complex ? Z.rows : A.rows),
+                static_cast<long long>(complex ? Z.colind.size() : A.colind.size()), complex ? "true" : "false", s, path.c_str());
     std::fflush(stdout);
   }
   return status;
