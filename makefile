@@ -80,9 +80,11 @@ demo: deps build
 	$(BUILD)/examples/thesis_demo -eps_type cudalanczos
 	@echo; echo "Unmodified SLEPc programs: -dll_append $(CURDIR)/$(BUILD)/libslepccudalanczos.so -eps_type cudalanczos"
 
-# real, then complex: ctest and SLEPc 3.18's own suite (run_slepc_tests.sh runs it with complex scalars
-# for a plugin named *_complex.so)
-test: test-real test-complex
+# real, then complex (one after the other, also under make -j: each uses $(JOBS) cores): ctest and
+# SLEPc 3.18's own suite (run_slepc_tests.sh runs it with complex scalars for a plugin named *_complex.so)
+test:
+	@$(MAKE) --no-print-directory test-real
+	@$(MAKE) --no-print-directory test-complex
 
 test-real: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
@@ -102,7 +104,9 @@ petsc-cuda-complex: deps
 
 # ctest (GPU tests compiled and reported as skipped where there is no GPU) and SLEPc 3.26.1's own suite,
 # real, then complex (each PETSc built the first time it is needed)
-test-petsc-cuda: test-petsc-cuda-real test-petsc-cuda-complex
+test-petsc-cuda:
+	@$(MAKE) --no-print-directory test-petsc-cuda-real
+	@$(MAKE) --no-print-directory test-petsc-cuda-complex
 
 test-petsc-cuda-real: petsc-cuda
 	$(call prefix_pkg_env,$(PETSC_CUDA_PREFIX)) cmake -S . -B $(BUILD_PETSC_CUDA) $(CMAKE_FLAGS)
