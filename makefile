@@ -1,13 +1,23 @@
 # Entry points a PETSc/SLEPc user expects; the build itself is CMake's.
 #
-#   make            configure and build into $(BUILD)
-#   make deps       install the Debian packages this project needs (when missing)
+# Every test runs for both of PETSc's scalar types: real (Debian's default PETSc/SLEPc 3.18, in $(BUILD))
+# and complex (Debian's complex 3.18, co-installed, in $(BUILD_COMPLEX); the plugin is named
+# libslepccudalanczos_complex.so there).
+#
+#   make            configure and build into $(BUILD) (real scalars)
+#   make deps       install the Debian packages this project needs (when missing), real and complex PETSc/SLEPc
 #   make demo       deps + build + run examples/thesis_demo (the thesis's dense problem and a 2-D Laplacian)
-#   make test       build + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
+#   make test       test-real + test-complex:
+#     make test-real      build $(BUILD) + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
+#     make test-complex   the same against the complex PETSc/SLEPc 3.18, in $(BUILD_COMPLEX)
+#   make build-complex    configure and build $(BUILD_COMPLEX) (PKG_CONFIG_PATH: $(COMPLEX_PKG_CONFIG_PATH))
 #   make install    install library, header, pkg-config and CMake files under PREFIX
-#   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host
+#   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host;
+#                   BUILD=$(BUILD_COMPLEX) or BUILD=$(BUILD_PETSC_CUDA_COMPLEX) packs a complex build
 #   make petsc-cuda       PETSc/SLEPc 3.26.1 with CUDA into $(PETSC_CUDA_PREFIX), once per machine (~16 min, 2 cores)
-#   make test-petsc-cuda  the same tests as `make test`, built against that PETSc/SLEPc in $(BUILD_PETSC_CUDA)
+#   make petsc-cuda-complex   the same with complex scalars into $(PETSC_CUDA_COMPLEX_PREFIX)
+#   make test-petsc-cuda  the same tests as `make test`, built against those two PETSc/SLEPc 3.26.1:
+#     real in $(BUILD_PETSC_CUDA) (test-petsc-cuda-real), complex in $(BUILD_PETSC_CUDA_COMPLEX) (test-petsc-cuda-complex)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 SLEPC_EXAMPLES ?= /usr/share/slepc/3.18/share/slepc/examples
@@ -16,14 +26,31 @@ CMAKE_FLAGS ?=
 # A current PETSc/SLEPc built with CUDA, as SLEPc users with GPUs run it: cached outside the clone.
 PETSC_CUDA_PREFIX ?= $(or $(CUDALANCZOS_CACHE),$(HOME)/.cache/cudalanczos)/petsc-3.26.1-cuda
 BUILD_PETSC_CUDA  ?= build-petsc-cuda
+PETSC_CUDA_COMPLEX_PREFIX ?= $(PETSC_CUDA_PREFIX)-complex
+BUILD_PETSC_CUDA_COMPLEX  ?= build-petsc-cuda-complex
+# Debian's complex PETSc/SLEPc 3.18 (libpetsc-complex3.18-dev, libslepc-complex3.18-dev): installed next to
+# the real ones, which stay pkg-config's default; a build against them puts these first.
+BUILD_COMPLEX ?= build-complex
+COMPLEX_PKG_CONFIG_PATH ?= /usr/lib/slepcdir/slepc3.18/x86_64-linux-gnu-complex/lib/pkgconfig:/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-complex/lib/pkgconfig
+# The environment of a build folder's cmake calls (configure and build, since a build may re-run the
+# configure step): the complex pkg-config folders for $(BUILD_COMPLEX), nothing otherwise.
+pkg_env = $(if $(filter $(BUILD_COMPLEX),$(1)),PKG_CONFIG_PATH=$(COMPLEX_PKG_CONFIG_PATH)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH})
+# pkg-config folders of a 3.26.1 prefix
+prefix_pkg_env = PKG_CONFIG_PATH=$(1)/slepc/lib/pkgconfig:$(1)/petsc/lib/pkgconfig
+# The plugin's base name in a build folder: a complex PETSc's build names it libslepccudalanczos_complex
+# (expanded when a recipe starts, after its prerequisites built the folder).
+plugin_in = $(shell test -e $(1)/libslepccudalanczos_complex.so && echo libslepccudalanczos_complex || echo libslepccudalanczos)
 
 # libpetsc3.18-dev-examples carries PETSc's test harness (gmakefile.test, gmakegentest.py) that SLEPc's
 # suite runs under; python3-slepc4py-real is what tests/python and examples/slepc4py_demo.py import.
+# libslepc-complex3.18-dev and libpetsc-complex3.18-dev are the complex scalar builds (test-complex).
 DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslepc3.18-dev-examples \
                   libpetsc-real3.18-dev libpetsc3.18-dev-examples openmpi-bin libopenmpi-dev liblapack-dev \
+                  libslepc-complex3.18-dev libpetsc-complex3.18-dev \
                   libgtest-dev python3 python3-venv python3-slepc4py-real valgrind
 
-.PHONY: all deps configure build demo test check install gpu-pack clean petsc-cuda test-petsc-cuda
+.PHONY: all deps configure build build-complex demo test test-real test-complex check install gpu-pack clean \
+        petsc-cuda petsc-cuda-complex test-petsc-cuda test-petsc-cuda-real test-petsc-cuda-complex
 
 all: build
 
@@ -36,12 +63,15 @@ deps:
 	else echo "Debian packages: all present"; fi
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	$(call pkg_env,$(BUILD)) cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 
 build: configure
-	cmake --build $(BUILD) -j$(JOBS)
+	$(call pkg_env,$(BUILD)) cmake --build $(BUILD) -j$(JOBS)
+
+build-complex:
+	@$(MAKE) --no-print-directory build BUILD=$(BUILD_COMPLEX)
 
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
@@ -50,23 +80,47 @@ demo: deps build
 	$(BUILD)/examples/thesis_demo -eps_type cudalanczos
 	@echo; echo "Unmodified SLEPc programs: -dll_append $(CURDIR)/$(BUILD)/libslepccudalanczos.so -eps_type cudalanczos"
 
-test: build
+# real, then complex (one after the other, also under make -j: each uses $(JOBS) cores): ctest and
+# SLEPc 3.18's own suite (run_slepc_tests.sh runs it with complex scalars for a plugin named *_complex.so)
+test:
+	@$(MAKE) --no-print-directory test-real
+	@$(MAKE) --no-print-directory test-complex
+
+test-real: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 	bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD)/libslepccudalanczos.so
+
+test-complex: build-complex
+	ctest --test-dir $(BUILD_COMPLEX) --output-on-failure -j$(JOBS)
+	bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_COMPLEX)/libslepccudalanczos_complex.so
 
 check: test
 
 petsc-cuda: deps
 	bash tools/petsc-cuda.sh $(PETSC_CUDA_PREFIX)
 
-# ctest (GPU tests compiled and reported as skipped where there is no GPU) and SLEPc 3.26.1's own suite
-test-petsc-cuda: petsc-cuda
-	PKG_CONFIG_PATH=$(PETSC_CUDA_PREFIX)/slepc/lib/pkgconfig:$(PETSC_CUDA_PREFIX)/petsc/lib/pkgconfig \
-	  cmake -S . -B $(BUILD_PETSC_CUDA) $(CMAKE_FLAGS)
-	cmake --build $(BUILD_PETSC_CUDA) -j$(JOBS)
+petsc-cuda-complex: deps
+	bash tools/petsc-cuda.sh $(PETSC_CUDA_COMPLEX_PREFIX) complex
+
+# ctest (GPU tests compiled and reported as skipped where there is no GPU) and SLEPc 3.26.1's own suite,
+# real, then complex (each PETSc built the first time it is needed)
+test-petsc-cuda:
+	@$(MAKE) --no-print-directory test-petsc-cuda-real
+	@$(MAKE) --no-print-directory test-petsc-cuda-complex
+
+test-petsc-cuda-real: petsc-cuda
+	$(call prefix_pkg_env,$(PETSC_CUDA_PREFIX)) cmake -S . -B $(BUILD_PETSC_CUDA) $(CMAKE_FLAGS)
+	$(call prefix_pkg_env,$(PETSC_CUDA_PREFIX)) cmake --build $(BUILD_PETSC_CUDA) -j$(JOBS)
 	ctest --test-dir $(BUILD_PETSC_CUDA) --output-on-failure -j$(JOBS)
 	SLEPC_EXAMPLES=$(PETSC_CUDA_PREFIX)/slepc/share/slepc/examples \
 	  bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_PETSC_CUDA)/libslepccudalanczos.so
+
+test-petsc-cuda-complex: petsc-cuda-complex
+	$(call prefix_pkg_env,$(PETSC_CUDA_COMPLEX_PREFIX)) cmake -S . -B $(BUILD_PETSC_CUDA_COMPLEX) $(CMAKE_FLAGS)
+	$(call prefix_pkg_env,$(PETSC_CUDA_COMPLEX_PREFIX)) cmake --build $(BUILD_PETSC_CUDA_COMPLEX) -j$(JOBS)
+	ctest --test-dir $(BUILD_PETSC_CUDA_COMPLEX) --output-on-failure -j$(JOBS)
+	SLEPC_EXAMPLES=$(PETSC_CUDA_COMPLEX_PREFIX)/slepc/share/slepc/examples \
+	  bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_PETSC_CUDA_COMPLEX)/libslepccudalanczos_complex.so
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
@@ -74,9 +128,12 @@ install: build
 # What the GPU host needs, small enough to travel: the plugin and the test/example/bench binaries in the
 # build folder's layout (their RUNPATH is $ORIGIN-relative), stripped of debug info, plus the runtime.
 # There:  . .gpu-host/env.sh && bash tests/gpu/run_all_on_gpu_host.sh gpucarry OUT
+# A complex build's plugin keeps its name (libslepccudalanczos_complex.so.0 is what its binaries need,
+# and PETSc's -dll_append derives the registration function from the name).
+gpu-pack: PLUGIN = $(call plugin_in,$(BUILD))
 gpu-pack: build
 	rm -rf gpucarry && mkdir -p gpucarry/tests/cuda gpucarry/tests/petsc gpucarry/examples gpucarry/bench/peers
-	cp -L $(BUILD)/libslepccudalanczos.so.0 gpucarry/ && cp -L $(BUILD)/libslepccudalanczos.so.0 gpucarry/libslepccudalanczos.so
+	cp -L $(BUILD)/$(PLUGIN).so.0 gpucarry/ && cp -L $(BUILD)/$(PLUGIN).so.0 gpucarry/$(PLUGIN).so
 	-cp $(BUILD)/tests/cuda/test_cuda_backend $(BUILD)/tests/cuda/test_cuda_kernels gpucarry/tests/cuda/
 	cp $$(find $(BUILD)/tests/petsc -maxdepth 1 -type f -name 'test_*' -executable) gpucarry/tests/petsc/
 	cp $$(find $(BUILD)/examples -maxdepth 1 -type f -executable) gpucarry/examples/
@@ -86,7 +143,7 @@ gpu-pack: build
 	# as gpucarry/petsc-libs.tar.xz (36 MB of libpetsc become 9: a carry stays under 64 MiB), unpacked by
 	# run_all_on_gpu_host.sh onto LD_LIBRARY_PATH; pack.sh adds what they need from the system. ex1 is
 	# built against the same SLEPc.
-	libs=$$(ldd $(BUILD)/libslepccudalanczos.so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}'); \
+	libs=$$(ldd $(BUILD)/$(PLUGIN).so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}'); \
 	if [ -n "$$libs" ]; then d=$$(mktemp -d) && cp -L $$libs $$d/ && strip --strip-debug $$d/* && \
 	  tar -C $$d -cf - . | xz -T0 -6 > gpucarry/petsc-libs.tar.xz && rm -rf $$d; fi
 	slepc=$$(sed -n 's/^SLEPC_PREFIX:INTERNAL=//p' $(BUILD)/CMakeCache.txt); petsc=$$(sed -n 's/^PETSC_PREFIX:INTERNAL=//p' $(BUILD)/CMakeCache.txt); \
@@ -94,8 +151,8 @@ gpu-pack: build
 	export PKG_CONFIG_PATH=$$slepc/lib/pkgconfig:$$petsc/lib/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}; \
 	mkdir -p gpucarry/slepc && mpicc -O2 -o gpucarry/slepc/ex1 $$examples/src/eps/tutorials/ex1.c $$(pkg-config --cflags --libs slepc)
 	find gpucarry -type f ! -name '*.tar.xz' -exec strip --strip-debug {} +
-	../shared/gpu-host/pack.sh .gpu-host gpucarry/libslepccudalanczos.so $$(find gpucarry -type f -executable) \
-	  $$(ldd $(BUILD)/libslepccudalanczos.so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}')
+	../shared/gpu-host/pack.sh .gpu-host gpucarry/$(PLUGIN).so $$(find gpucarry -type f -executable) \
+	  $$(ldd $(BUILD)/$(PLUGIN).so.0 | awk '$$3 ~ /lib(petsc|slepc)\./ && $$3 !~ /^\/(usr|lib)\// {print $$3}')
 
 clean:
 	rm -rf $(BUILD)

@@ -15,12 +15,13 @@
 
 #include <cuda_runtime.h>
 
-// y = T x for T = tridiag(-1, 2, -1): the matrix-free operator of (b).
-__global__ void laplacian_1d(const double *x, double *y, PetscInt n)
+// y = T x for T = tridiag(-1, 2, -1): the matrix-free operator of (b). In PetscScalar, so that it builds
+// against a PETSc with real or complex scalars (there PetscScalar is a complex type usable on the device).
+__global__ void laplacian_1d(const PetscScalar *x, PetscScalar *y, PetscInt n)
 {
   const PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x;
   if (i >= n) return;
-  double v = 2 * x[i];
+  PetscScalar v = x[i] + x[i];
   if (i > 0) v -= x[i - 1];
   if (i < n - 1) v -= x[i + 1];
   y[i] = v;

@@ -149,7 +149,16 @@ static PetscErrorCode LapackEigenvalues(Mat K, Mat M, PetscReal *w)
     PetscCall(PetscBLASIntCast(n, &bn));
     lwork = 3 * bn;
     PetscCall(PetscMalloc1(lwork, &work));
+#if defined(PETSC_USE_COMPLEX)
+    { /* with complex scalars LAPACKsygv_ is zhegv, which takes a real workspace too (K and M are real) */
+      PetscReal *rwork;
+      PetscCall(PetscMalloc1(3 * bn, &rwork));
+      PetscCallBLAS("LAPACKsygv", LAPACKsygv_(&itype, "N", "L", &bn, k, &bn, m, &bn, w, work, &lwork, rwork, &info));
+      PetscCall(PetscFree(rwork));
+    }
+#else
     PetscCallBLAS("LAPACKsygv", LAPACKsygv_(&itype, "N", "L", &bn, k, &bn, m, &bn, w, work, &lwork, &info));
+#endif
     PetscCheck(info == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsygv failed: info %d", (int)info);
     PetscCall(PetscFree(work));
   }

@@ -13,7 +13,9 @@
 # Each part writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz: give each part its own OUT_DIR.
 #
 # CARRY_DIR holds libslepccudalanczos.so(.0) and the binaries in the build folder's layout
-# (tests/*/test_*, examples/*, bench/*, slepc/ex1): `make gpu-pack BUILD=<a CUDA build>` makes it.
+# (tests/*/test_*, examples/*, bench/*, slepc/ex1): `make gpu-pack BUILD=<a CUDA build>` makes it. A
+# carry of a complex build holds libslepccudalanczos_complex.so(.0) instead, and examples/tight_binding_flux
+# (a complex Hermitian problem), which the tests part then runs too.
 # The PETSc/SLEPc/Open MPI runtime comes from ../shared/gpu-host/pack.sh (.gpu-host/env.sh), sourced
 # by the caller. Writes OUT_DIR/summary.log and OUT_DIR/logs.tar.gz; exits non-zero if anything failed.
 set -uo pipefail
@@ -32,6 +34,8 @@ if [ -f "$carry/petsc-libs.tar.xz" ]; then
   export LD_LIBRARY_PATH="$(cd "$out/petsc-libs" && pwd):$LD_LIBRARY_PATH"
 fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
+plugin=$carry/libslepccudalanczos.so
+[ -e "$carry/libslepccudalanczos_complex.so" ] && plugin=$carry/libslepccudalanczos_complex.so
 status=0
 summary="$out/summary.log"
 : >"$summary"
@@ -49,7 +53,7 @@ step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
 note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1) (part: $part)"
 cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 
-if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 80 + 60 + 30 + 40 + 20 + 20 + 20 + 20 = 570 s
+if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 70 + 60 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 570 s
   # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
   step gpu-suite 280 env SUITE_PARTS=binaries bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
   # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
@@ -57,7 +61,7 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 80 + 60 +
   #    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
   #    scalars meet MPI on the host, it took over 300 s on an H200 (2026-12-01; 54 of 56 checks by then,
   #    all passing).
-  step petsc-np2 80 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
+  step petsc-np2 70 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
   step mat-device-copy-np2 60 mpiexec -n 2 "$carry/tests/petsc/test_mat_device_copy"
   # 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
   step demo 30 "$carry/examples/thesis_demo" -eps_view -log_view
@@ -66,7 +70,11 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 80 + 60 +
   # 4. the CUDA MatShells
   step matshell 20 "$carry/examples/cuda_matshell_demo" -n 3000
   # 5. an unmodified SLEPc program with -dll_append
-  step slepc-ex1-dll_append 20 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$carry/libslepccudalanczos.so" -eps_type cudalanczos -eps_view
+  step slepc-ex1-dll_append 20 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$plugin" -eps_type cudalanczos -eps_view
+  #    and, in a complex build, the complex Hermitian example (the Hofstadter torus: 4- and 8-fold
+  #    eigenvalues) on 2 ranks, checked against zheev
+  [ -x "$carry/examples/tight_binding_flux" ] && step tight-binding-flux-np2 10 mpiexec -n 2 "$carry/examples/tight_binding_flux" \
+    -dll_append "$plugin" -eps_type cudalanczos -mx 16 -my 12 -bc torus -phi 0.25 -nev 12 -check -eps_view
   # 6. the whole plugin path (PETSc + CUDA) under memcheck with leak checking
   [ -n "$cs" ] && step memcheck-demo 20 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$carry/examples/thesis_demo" -n 700 -m 30
 fi
