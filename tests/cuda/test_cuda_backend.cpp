@@ -229,7 +229,7 @@ std::vector<double> subtract_tolerance(const std::vector<std::vector<Scalar>> &c
 TEST_P(CudaBackendOps, SubtractIsEquivalentToRef)
 {
   const auto c = columns(*host_);
-  const std::vector<Scalar> coef{0.5, -0.25, 1.75};
+  const std::vector<Scalar> coef{0.5, make_scalar(-0.25, 0.75), 1.75}; // complex in a complex build (the real build keeps the real parts)
   const double ref = host_->subtract(1, 3, coef.data(), 6);
   const double got = cuda_->subtract(1, 3, coef.data(), 6);
   double tol2 = 0;
@@ -246,7 +246,7 @@ TEST_P(CudaBackendOps, UpdateIsEquivalentToRef)
 {
   // subtract without the norm: the same column, and no reduction on either backend.
   const auto c = columns(*host_);
-  const std::vector<Scalar> coef{0.5, -0.25, 1.75};
+  const std::vector<Scalar> coef{make_scalar(0.5, -1.25), -0.25, 1.75};
   const auto before_host = host_log_, before_cuda = cuda_log_;
   host_->update(1, 3, coef.data(), 6);
   cuda_->update(1, 3, coef.data(), 6);
@@ -361,7 +361,7 @@ TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
 TEST_P(CudaBackendOps, CombineIsEquivalentToRef)
 {
   const auto c = columns(*host_);
-  const std::vector<Scalar> coef{0.5, -0.25, 1.75, 3.0};
+  const std::vector<Scalar> coef{0.5, make_scalar(-0.25, 0.5), 1.75, make_scalar(3.0, -2.0)};
   host_->combine(0, 4, coef.data(), 7);
   cuda_->combine(0, 4, coef.data(), 7);
   std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);

@@ -370,6 +370,31 @@ TEST_F(VectorKernels, MultiDotIsEquivalentToRef)
       }
 }
 
+TEST_F(VectorKernels, MultiDotConjugatesTheLeftFactor)
+{
+  // A case small enough to do by hand: v = (i, 1), w = (1, i) (complex build): v^H w = -i + i = 0 exactly,
+  // where the unconjugated sum v^T w would be 2i; w^H w = 2 with imaginary part 0, and |v|^2 = 2. In the
+  // real build i is 0 (make_scalar keeps the real part): v = (0, 1), w = (1, 0), the same expected values
+  // but for the norms, 1 and 1.
+  const Scalar i = make_scalar(0.0, 1.0);
+  const std::vector<Scalar> v{i, 1.0}, w{1.0, i}, vv{i, 1.0, i, 1.0}; // vv: the column v twice, ldv 2
+  DeviceBuffer<Scalar> dV = upload(vv), dw = upload(w), out(3);
+  DeviceBuffer<double> ws = reduction_workspace(2), norm(1);
+  poison(out.data(), out.size());
+  k::multi_dot(2, 2, dV.data(), 2, dw.data(), out.data(), ws.data(), stream());
+  const std::vector<Scalar> got = download(out.data(), out.size());
+  const double two = kComplexScalars ? 2.0 : 1.0;
+  EXPECT_EQ(got[0], Scalar(0.0)) << "v^H w: the left factor must be conjugated";
+  EXPECT_EQ(got[1], Scalar(0.0));
+  EXPECT_EQ(got[2], Scalar(two)) << "w^H w: real, imaginary part exactly 0";
+  // subtract_norm2 with coefficient 0 leaves v and returns |v|^2, a double
+  const std::vector<Scalar> zero{0.0};
+  DeviceBuffer<Scalar> dc = upload(zero), dv = upload(v);
+  k::subtract_norm2(2, 1, dw.data(), 2, dc.data(), dv.data(), norm.data(), ws.data(), stream());
+  EXPECT_EQ(download(norm.data(), 1)[0], two);
+  EXPECT_EQ(download(dv.data(), 2), v);
+}
+
 TEST_F(VectorKernels, LargeMultiDotIsEquivalentToRef)
 {
   expect_multi_dot(random_block(index_t(1) << 24, 3, (index_t(1) << 24) + 1, 3500), stream()); // 4 x 128 MB
