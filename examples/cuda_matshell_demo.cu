@@ -15,12 +15,14 @@
 
 #include <cuda_runtime.h>
 
-// y = T x for T = tridiag(-1, 2, -1): the matrix-free operator of (b).
-__global__ void laplacian_1d(const double *x, double *y, PetscInt n)
+// y = T x for T = tridiag(-1, 2, -1): the matrix-free operator of (b). S is PetscScalar: double, or a
+// complex type with a complex PETSc (the matrix is real either way).
+template <class S>
+__global__ void laplacian_1d(const S *x, S *y, PetscInt n)
 {
   const PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x;
   if (i >= n) return;
-  double v = 2 * x[i];
+  S v = 2.0 * x[i];
   if (i > 0) v -= x[i - 1];
   if (i < n - 1) v -= x[i + 1];
   y[i] = v;
