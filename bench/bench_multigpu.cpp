@@ -60,17 +60,20 @@ void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::in
   for (auto &th : pool) th.join();
 }
 
+/// The MPI type of a Scalar (the matrices are real; a complex build stores them as complex Scalars).
+MPI_Datatype scalar_type() { return kComplexScalars ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE; }
+
 /// Point-to-point halo messages, as in src/petsc/cuda_distributed.cpp.
 struct Messages {
   std::vector<int> recv_rank, recv_offset, recv_count, send_rank, send_offset, send_count;
   std::vector<MPI_Request> requests;
-  void operator()(const double *send, double *recv)
+  void operator()(const Scalar *send, Scalar *recv)
   {
     int n = 0;
     for (std::size_t p = 0; p < recv_rank.size(); ++p)
-      MPI_OK(MPI_Irecv(recv + recv_offset[p], recv_count[p], MPI_DOUBLE, recv_rank[p], 7, MPI_COMM_WORLD, &requests[n++]));
+      MPI_OK(MPI_Irecv(recv + recv_offset[p], recv_count[p], scalar_type(), recv_rank[p], 7, MPI_COMM_WORLD, &requests[n++]));
     for (std::size_t p = 0; p < send_rank.size(); ++p)
-      MPI_OK(MPI_Isend(send + send_offset[p], send_count[p], MPI_DOUBLE, send_rank[p], 7, MPI_COMM_WORLD, &requests[n++]));
+      MPI_OK(MPI_Isend(send + send_offset[p], send_count[p], scalar_type(), send_rank[p], 7, MPI_COMM_WORLD, &requests[n++]));
     if (n) MPI_OK(MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE));
   }
 };
@@ -153,7 +156,7 @@ Problem make_stencil(int nx, int ny, int nz, int device)
   std::sort(garray.begin(), garray.end());
   garray.erase(std::unique(garray.begin(), garray.end()), garray.end());
   std::vector<int> dcol(dptr[m]), ocol(optr[m]);
-  std::vector<double> dval(dptr[m]), oval(optr[m]);
+  std::vector<Scalar> dval(dptr[m]), oval(optr[m]);
   parallel_for(m, [&](std::int64_t a, std::int64_t b) {
     for (std::int64_t i = a; i < b; ++i) {
       int d = dptr[i], o = optr[i];
@@ -192,10 +195,10 @@ Problem make_stencil(int nx, int ny, int nz, int device)
 struct Allgather {
   std::vector<int> count, offset;
   int mine = 0;
-  void operator()(const double *send, double *recv) const
+  void operator()(const Scalar *send, Scalar *recv) const
   {
-    static const double none = 0;
-    MPI_OK(MPI_Allgatherv(mine ? send : &none, mine, MPI_DOUBLE, recv, count.data(), offset.data(), MPI_DOUBLE, MPI_COMM_WORLD));
+    static const Scalar none = 0;
+    MPI_OK(MPI_Allgatherv(mine ? send : &none, mine, scalar_type(), recv, count.data(), offset.data(), scalar_type(), MPI_COMM_WORLD));
   }
 };
 
@@ -209,7 +212,7 @@ Problem make_dense(std::int64_t n, int device)
   const auto ranges = even_ranges(n);
   P.rstart = ranges[rank_], P.rend = ranges[rank_ + 1];
   const std::int64_t m = P.rend - P.rstart;
-  std::vector<double> a(static_cast<std::size_t>(m * n)); // m x n, column-major, lda = m
+  std::vector<Scalar> a(static_cast<std::size_t>(m * n)); // m x n, column-major, lda = m
   parallel_for(n, [&](std::int64_t c0, std::int64_t c1) {
     for (std::int64_t j = c0; j < c1; ++j)
       for (std::int64_t i = 0; i < m; ++i) {
@@ -227,7 +230,7 @@ Problem make_dense(std::int64_t n, int device)
     if (m > 0) parts.plan.ghost_segments = {{0, P.rstart}, {P.rend, n - P.rend}};
     parts.exchange = ag;
   } else {
-    parts.exchange = [](const double *, double *) {};
+    parts.exchange = [](const Scalar *, Scalar *) {};
   }
   parts.description = "row-distributed dense over " + std::to_string(size_);
   const index_t lda = std::max<index_t>(m, 1);
@@ -349,8 +352,8 @@ int run_main(int argc, char **argv)
   const double red_per_step = static_cast<double>(prof.reduce_calls) / psteps;
   // bytes that cross between ranks per step: what the ranks receive (for point-to-point messages the
   // same as what they send; an allgather moves each rank's part to every other rank)
-  const double moved = sum_over_ranks(8.0 * static_cast<double>(P.op->ghost_count()));
-  const double ghost_max = max_over_ranks(8.0 * static_cast<double>(P.op->ghost_count()));
+  const double moved = sum_over_ranks(double(sizeof(Scalar)) * static_cast<double>(P.op->ghost_count()));
+  const double ghost_max = max_over_ranks(double(sizeof(Scalar)) * static_cast<double>(P.op->ghost_count()));
   const std::int64_t m = P.rend - P.rstart;
 
   if (rank_ == 0) {

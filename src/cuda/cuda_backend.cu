@@ -11,6 +11,11 @@
 // basis for project_block / update_block / transform_block, DeviceOperator::apply_block for the
 // operator. Their small matrices (the (k+b) x b projections, C, M) go through grow-only buffers, made
 // on a block operation's first call with a larger size than before: the steady state allocates nothing.
+//
+// The basis and every coefficient are Scalars (core/scalar.hpp); with complex ones the cuBLAS calls are
+// the Z routines (blas.hpp: V^H w through the conjugate transpose), the reduced scalars go to the
+// Reducer as twice as many doubles, and the norms (subtract's, the step records) stay double.
+#include "cuda/blas.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
@@ -31,9 +36,13 @@ namespace {
 // never slower up to n = 2^24, k = 32, where both run at the bandwidth.
 constexpr KernelFlavor kVectorDefault = KernelFlavor::Custom;
 
-// rotate() multiplies V[:,0:k] Q in blocks of rows into a workspace of at most this many doubles, so
+// rotate() multiplies V[:,0:k] Q in blocks of rows into a workspace of at most this many Scalars, so
 // the workspace stays small however long the vectors are.
-constexpr std::size_t kRotateWorkspaceDoubles = std::size_t(1) << 23; // 64 MiB
+constexpr std::size_t kRotateWorkspaceScalars = (std::size_t(1) << 23) / kDoublesPerScalar; // 64 MiB
+
+/// The real part of a Scalar in device memory, as a double (std::complex<double> is [re, im]): the
+/// squared norm that a reduction left in a Scalar slot, for a Gate or a norm read.
+double *real_slot(Scalar *p) { return reinterpret_cast<double *>(p); }
 
 class CudaBackend final : public Backend {
 public:
@@ -55,7 +64,7 @@ public:
     }
     CUDALANCZOS_CHECK(cudaGetDevice(&device_));
     if (op_) check_operator(*op_, "make_cuda_backend");
-    // Column stride: a multiple of 32 doubles, so every column starts on a 256-byte boundary and the
+    // Column stride: a multiple of 32 Scalars, so every column starts on a 256-byte boundary and the
     // kernels can use 16-byte loads whatever n is.
     ldv_ = (n_ + 31) / 32 * 32;
     stream_ = make_stream();
@@ -63,14 +72,14 @@ public:
     caller_ready_ = make_event();
     copy_done_ = make_event();
     cublas_ = make_cublas(stream_.get());
-    constants_ = DeviceBuffer<double>(3, "cuBLAS constants");
-    const double c[3] = {1.0, 0.0, -1.0};
+    constants_ = DeviceBuffer<Scalar>(3, "cuBLAS constants");
+    const Scalar c[3] = {1.0, 0.0, -1.0};
     CUDALANCZOS_CHECK(cudaMemcpyAsync(constants_.data(), c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
     // c lives on this stack frame (the copy may be asynchronous for such a small pageable source)
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     if (!op_) {
-      host_x_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply input");
-      host_y_ = PinnedBuffer<double>(static_cast<std::size_t>(n_), "host-apply output");
+      host_x_ = PinnedBuffer<Scalar>(static_cast<std::size_t>(n_), "host-apply input");
+      host_y_ = PinnedBuffer<Scalar>(static_cast<std::size_t>(n_), "host-apply output");
     }
   }
 
@@ -123,23 +132,23 @@ public:
     block_stage_.reset();
     ncols_ = 0;
     const std::size_t nc = static_cast<std::size_t>(ncols);
-    basis_ = DeviceBuffer<double>(nc * static_cast<std::size_t>(ldv_), "Lanczos basis");
+    basis_ = DeviceBuffer<Scalar>(nc * static_cast<std::size_t>(ldv_), "Lanczos basis");
     partials_ = DeviceBuffer<double>(kernels::reduction_workspace_doubles(ncols), "reduction workspace");
     CUDALANCZOS_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_.get())); // its counters
-    scalars_ = DeviceBuffer<double>(nc + 1, "reduced scalars");
-    coef_ = DeviceBuffer<double>(std::max<std::size_t>(nc, 1), "coefficients");
+    scalars_ = DeviceBuffer<Scalar>(nc + 1, "reduced scalars");
+    coef_ = DeviceBuffer<Scalar>(std::max<std::size_t>(nc, 1), "coefficients");
     // Q (k x m, k <= nc), or its transpose with rows padded to a multiple of kRotateOutputs (kernels::rotate).
-    q_ = DeviceBuffer<double>(nc * ((nc + kernels::kRotateOutputs - 1) / kernels::kRotateOutputs * kernels::kRotateOutputs),
+    q_ = DeviceBuffer<Scalar>(nc * ((nc + kernels::kRotateOutputs - 1) / kernels::kRotateOutputs * kernels::kRotateOutputs),
                               "rotation matrix");
-    host_scalars_ = PinnedBuffer<double>(nc + 1, "reduced scalars (host)");
-    host_stage_ = PinnedBuffer<double>(std::max<std::size_t>(nc, 1), "coefficient staging");
-    h2_ = DeviceBuffer<double>(nc + 1, "second-pass coefficients");
-    window_ = DeviceBuffer<double>(3, "three-term window coefficients");
+    host_scalars_ = PinnedBuffer<Scalar>(nc + 1, "reduced scalars (host)");
+    host_stage_ = PinnedBuffer<Scalar>(std::max<std::size_t>(nc, 1), "coefficient staging");
+    h2_ = DeviceBuffer<Scalar>(nc + 1, "second-pass coefficients");
+    window_ = DeviceBuffer<Scalar>(3, "three-term window coefficients");
     after_ = DeviceBuffer<double>(3, "norms after each pass");
     records_ = DeviceBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records");
     host_records_ = PinnedBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records (host)");
-    rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceDoubles / nc));
-    rotate_ws_ = DeviceBuffer<double>(static_cast<std::size_t>(rotate_rows_) * nc, "rotate workspace");
+    rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceScalars / nc));
+    rotate_ws_ = DeviceBuffer<Scalar>(static_cast<std::size_t>(rotate_rows_) * nc, "rotate workspace");
     ncols_ = ncols;
   }
 
@@ -150,7 +159,7 @@ public:
     kernels::set_random(n_, seed, offset_, col(j), stream_.get());
   }
 
-  void set_column(int j, const double *x) override
+  void set_column(int j, const Scalar *x) override
   {
     check_column(j);
     ScopedDevice guard(device_);
@@ -160,7 +169,7 @@ public:
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
-  void get_column(int j, double *x) const override
+  void get_column(int j, Scalar *x) const override
   {
     check_column(j);
     ScopedDevice guard(device_);
@@ -169,14 +178,14 @@ public:
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
-  bool get_column_device(int j, double *x, void *stream) const override
+  bool get_column_device(int j, Scalar *x, void *stream) const override
   {
     check_column(j);
     copy_ordered(x, col(j), static_cast<cudaStream_t>(stream));
     return true;
   }
 
-  bool set_column_device(int j, const double *x, void *stream) override
+  bool set_column_device(int j, const Scalar *x, void *stream) override
   {
     check_column(j);
     copy_ordered(col(j), x, static_cast<cudaStream_t>(stream));
@@ -195,9 +204,10 @@ public:
   std::size_t device_bytes() const
   {
     std::size_t total = 0;
-    for (const DeviceBuffer<double> *b : {&constants_, &basis_, &partials_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_,
-                                          &after_, &records_, &block_dev_, &block_coef_})
+    for (const DeviceBuffer<Scalar> *b : {&constants_, &basis_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_, &block_dev_,
+                                          &block_coef_})
       total += b->bytes();
+    for (const DeviceBuffer<double> *b : {&partials_, &after_, &records_}) total += b->bytes();
     return total;
   }
 
@@ -217,60 +227,62 @@ public:
   }
 
 
-  void project(int first, int k, int c, double *out) override
+  void project(int first, int k, int c, Scalar *out) override
   {
     check_column(c);
     check_range(first, k);
     ScopedDevice guard(device_);
     if (n_ == 0) {
-      std::fill(out, out + k + 1, 0.0);
+      std::fill(out, out + k + 1, Scalar{});
     } else {
       if (flavor_ == KernelFlavor::Custom) {
-        // out[0..k-1] = V^T w and out[k] = w.w in one pass over w
+        // out[0..k-1] = V^H w and out[k] = w^H w in one pass over w
         kernels::multi_dot(n_, k, col(first), ldv_, col(c), scalars_.data(), partials_.data(), stream_.get());
       } else {
         CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
-        if (k > 0) // out[0..k-1] = V^T w
-          CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_T, n_, k, one(), col(first), ldv_, col(c), 1, zero(),
-                                           scalars_.data(), 1));
-        CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data() + k)); // w.w
+        if (k > 0) // out[0..k-1] = V^H w
+          CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), blas::kAdjoint, n_, k, one(), col(first), ldv_, col(c), 1, zero(),
+                                       scalars_.data(), 1));
+        CUDALANCZOS_CHECK(blas::dotc(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data() + k)); // w^H w
       }
       fetch_scalars(k + 1, out);
+      // w^H w is real; zdotc's imaginary part is rounding (the custom kernel's is exactly 0 already)
+      out[k] = real_part(out[k]);
     }
-    reduce_(out, k + 1);
+    reduce_(real_slot(out), (k + 1) * kDoublesPerScalar);
   }
 
-  void project_with(int first, int k, int c, int with, double *out) override
+  void project_with(int first, int k, int c, int with, Scalar *out) override
   {
     check_column(c);
     check_column(with);
     check_range(first, k);
     ScopedDevice guard(device_);
     if (n_ == 0) {
-      std::fill(out, out + k + 1, 0.0);
+      std::fill(out, out + k + 1, Scalar{});
     } else {
-      // out[0..k-1] = V^T u and out[k] = w.u (u = v_with): the B-inner products of BInnerProductBackend,
+      // out[0..k-1] = V^H u and out[k] = w^H u (u = v_with): the B-inner products of BInnerProductBackend,
       // one gemv and one dot, one fetch (cuBLAS for both kernel flavors: not on a hot path of HEP)
       CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
       if (k > 0)
-        CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_T, n_, k, one(), col(first), ldv_, col(with), 1, zero(),
-                                         scalars_.data(), 1));
-      CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(with), 1, scalars_.data() + k));
+        CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), blas::kAdjoint, n_, k, one(), col(first), ldv_, col(with), 1, zero(),
+                                     scalars_.data(), 1));
+      CUDALANCZOS_CHECK(blas::dotc(cublas_.get(), n_, col(c), 1, col(with), 1, scalars_.data() + k));
       fetch_scalars(k + 1, out);
     }
-    reduce_(out, k + 1);
+    reduce_(real_slot(out), (k + 1) * kDoublesPerScalar);
   }
 
-  double subtract(int first, int k, const double *coef, int c) override
+  double subtract(int first, int k, const Scalar *coef, int c) override
   {
     ScopedDevice guard(device_);
     double s = 0.0;
-    if (queue_subtract("subtract", first, k, coef, c, true)) fetch_scalars(1, &s);
+    if (queue_subtract("subtract", first, k, coef, c, true)) fetch_norm(&s);
     reduce_(&s, 1);
     return s;
   }
 
-  void update(int first, int k, const double *coef, int c) override
+  void update(int first, int k, const Scalar *coef, int c) override
   {
     ScopedDevice guard(device_);
     queue_subtract("update", first, k, coef, c, false); // no wait, no reduction
@@ -285,11 +297,11 @@ public:
       kernels::scale(n_, alpha, col(c), stream_.get());
     } else {
       CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-      CUDALANCZOS_CHECK(cublasDscal_64(cublas_.get(), n_, &alpha, col(c), 1));
+      CUDALANCZOS_CHECK(blas::scal(cublas_.get(), n_, &alpha, col(c), 1));
     }
   }
 
-  void combine(int first, int k, const double *coef, int dst) override
+  void combine(int first, int k, const Scalar *coef, int dst) override
   {
     check_column(dst);
     check_range(first, k);
@@ -306,12 +318,12 @@ public:
       kernels::combine(n_, k, col(first), ldv_, coef_.data(), col(dst), stream_.get()); // dst = V coef
     } else {
       CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
-      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, one(), col(first), ldv_, coef_.data(), 1, zero(),
-                                       col(dst), 1));
+      CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), CUBLAS_OP_N, n_, k, one(), col(first), ldv_, coef_.data(), 1, zero(),
+                                   col(dst), 1));
     }
   }
 
-  void rotate(int k, int m, const double *Q, int ldq) override
+  void rotate(int k, int m, const Scalar *Q, int ldq) override
   {
     if (m < 0 || m > k || ldq < k) throw Error("CudaBackend::rotate: need m <= k <= ldq");
     if (k > 0) check_column(k - 1);
@@ -327,7 +339,7 @@ public:
     if (m == p || n_ == 0) return;
     Q += p + static_cast<std::size_t>(p) * ldq;
     k -= p, m -= p;
-    double *const V = basis_.data() + static_cast<std::size_t>(p) * ldv_;
+    Scalar *const V = basis_.data() + static_cast<std::size_t>(p) * ldv_;
     if (flavor_ == KernelFlavor::Custom && m <= kernels::kRotateMaxOutputs) {
       // One pass over the rows, in place (kernels::rotate), with Q transposed and its rows padded. As below,
       // the wait for the copy is cheaper than pinned staging of that size.
@@ -343,7 +355,7 @@ public:
     }
     // Q (k x m) to the device, packed with leading dimension k. Rotations are rare (one per restart),
     // so waiting for the copy is cheaper than a staging buffer of ncols^2 pinned doubles.
-    CUDALANCZOS_CHECK(cudaMemcpy2DAsync(q_.data(), k * sizeof(double), Q, ldq * sizeof(double), k * sizeof(double), m,
+    CUDALANCZOS_CHECK(cudaMemcpy2DAsync(q_.data(), k * sizeof(Scalar), Q, ldq * sizeof(Scalar), k * sizeof(Scalar), m,
                                         cudaMemcpyHostToDevice, stream_.get()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     // Vendor kernels, or more output columns than kernels::rotate takes: row block by row block,
@@ -352,13 +364,13 @@ public:
     // custom kernel saves: a thick restart's product is a few columns deep and as long as the vectors,
     // so it moves bytes, not flops.
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     for (index_t r = 0; r < n_; r += rotate_rows_) {
       const index_t rb = std::min(rotate_rows_, n_ - r);
-      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, m, k, &one, V + r, ldv_, q_.data(), k,
-                                       &zero, rotate_ws_.data(), rb));
-      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
-                                          rb * sizeof(double), m, cudaMemcpyDeviceToDevice, stream_.get()));
+      CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, m, k, &one, V + r, ldv_, q_.data(), k, &zero,
+                                   rotate_ws_.data(), rb));
+      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(Scalar), rotate_ws_.data(), rb * sizeof(Scalar),
+                                          rb * sizeof(Scalar), m, cudaMemcpyDeviceToDevice, stream_.get()));
     }
   }
 
@@ -430,11 +442,13 @@ public:
     host_records_.data()[3] = anorm;
     CUDALANCZOS_CHECK(cudaMemcpyAsync(records_.data(), host_records_.data(), R * sizeof(double), cudaMemcpyHostToDevice,
                                       stream_.get()));
-    double *g = window_.data(), *h1 = scalars_.data(), *h2 = h2_.data(), *after = after_.data();
+    Scalar *g = window_.data(), *h1 = scalars_.data(), *h2 = h2_.data();
+    double *after = after_.data();
     for (int j = first; j < last; ++j) {
       const int k = reach < 0 ? j + 1 : reach, lo = std::max(0, j - 1), kl = j - lo + 1;
-      double *w = col(j + 1);
-      const kernels::Gate repeat{after + 1, h1 + k, kDgksEta2}; // ||w||^2 after the full pass < eta before it
+      Scalar *w = col(j + 1);
+      // ||w||^2 after the full pass < eta before it (h1[k]: w^H w, real)
+      const kernels::Gate repeat{after + 1, real_slot(h1 + k), kDgksEta2};
       apply_operator(j, j + 1);
       // The three-term window, then the full pass and its DGKS repeat (backend.hpp). The window's
       // subtraction rides along with the full pass: window_multi_dot projects w - V_L g without
@@ -494,7 +508,7 @@ public:
     scaled_apply(src, dst, b, [&] { op_->apply_block(col(src), ldv_, col(dst), ldv_, b, stream_.get()); });
   }
 
-  void project_block(int first, int k, int c, int b, double *out) override
+  void project_block(int first, int k, int c, int b, Scalar *out) override
   {
     if (k < 0 || b < 0) throw Error("CudaBackend::project_block: negative column count");
     if (b == 0) return; // an empty result, as the reference: no reduction either
@@ -504,17 +518,17 @@ public:
     const int ld = k + b;
     const std::size_t count = static_cast<std::size_t>(ld) * static_cast<std::size_t>(b);
     if (n_ == 0) {
-      std::fill(out, out + count, 0.0);
+      std::fill(out, out + count, Scalar{});
     } else {
       grow(block_dev_, count, "block projections");
       grow(block_host_, count, "block projections (host)");
-      // [V_first V_c]^T V_c: one gemm over k + b columns when the block follows the others, else the
+      // [V_first V_c]^H V_c: one gemm over k + b columns when the block follows the others, else the
       // k x b projections and the b x b Gram matrix into the rows below them. cuBLAS for both flavors.
       CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-      const double one = 1.0, zero = 0.0;
-      const auto gram = [&](int from, int rows, double *dst) {
-        CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, rows, b, n_, &one, col(from), ldv_, col(c),
-                                         ldv_, &zero, dst, ld));
+      const Scalar one = 1.0, zero = 0.0;
+      const auto gram = [&](int from, int rows, Scalar *dst) {
+        CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), blas::kAdjoint, CUBLAS_OP_N, rows, b, n_, &one, col(from), ldv_, col(c), ldv_,
+                                     &zero, dst, ld));
       };
       if (k == 0 || c == first + k) {
         gram(k == 0 ? c : first, ld, block_dev_.data());
@@ -527,10 +541,10 @@ public:
       CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
       std::memcpy(out, block_host_.data(), bytes(static_cast<index_t>(count)));
     }
-    reduce_(out, static_cast<int>(count));
+    reduce_(real_slot(out), static_cast<int>(count) * kDoublesPerScalar);
   }
 
-  void update_block(int first, int k, const double *C, int ldc, int c, int b) override
+  void update_block(int first, int k, const Scalar *C, int ldc, int c, int b) override
   {
     if (k < 0 || b < 0) throw Error("CudaBackend::update_block: negative column count");
     if (ldc < k) throw Error("CudaBackend::update_block: ldc = " + std::to_string(ldc) + " < k = " + std::to_string(k));
@@ -545,12 +559,12 @@ public:
     stage_block(C, k, ldc, b); // C, packed k x b, to block_coef_
     // V_c = V_c - V_first C, queued: no wait, no reduction (as update()).
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-    const double minus_one = -1.0, one = 1.0;
-    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n_, b, k, &minus_one, col(first), ldv_,
-                                     block_coef_.data(), k, &one, col(c), ldv_));
+    const Scalar minus_one = -1.0, one = 1.0;
+    CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n_, b, k, &minus_one, col(first), ldv_,
+                                 block_coef_.data(), k, &one, col(c), ldv_));
   }
 
-  void transform_block(int c, int b, const double *M, int ldm) override
+  void transform_block(int c, int b, const Scalar *M, int ldm) override
   {
     if (b < 0) throw Error("CudaBackend::transform_block: negative block size " + std::to_string(b));
     if (ldm < b) throw Error("CudaBackend::transform_block: ldm = " + std::to_string(ldm) + " < b = " + std::to_string(b));
@@ -562,14 +576,14 @@ public:
     // As rotate(): row block by row block through rotate's workspace (rotate_rows_ x ncols_ >= rows x b),
     // W = V[r, c:c+b] M, then V[r, c:c+b] = W.
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-    const double one = 1.0, zero = 0.0;
-    double *const V = col(c);
+    const Scalar one = 1.0, zero = 0.0;
+    Scalar *const V = col(c);
     for (index_t r = 0; r < n_; r += rotate_rows_) {
       const index_t rb = std::min(rotate_rows_, n_ - r);
-      CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, b, b, &one, V + r, ldv_,
-                                       block_coef_.data(), b, &zero, rotate_ws_.data(), rb));
-      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(double), rotate_ws_.data(), rb * sizeof(double),
-                                          rb * sizeof(double), b, cudaMemcpyDeviceToDevice, stream_.get()));
+      CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rb, b, b, &one, V + r, ldv_, block_coef_.data(), b,
+                                   &zero, rotate_ws_.data(), rb));
+      CUDALANCZOS_CHECK(cudaMemcpy2DAsync(V + r, ldv_ * sizeof(Scalar), rotate_ws_.data(), rb * sizeof(Scalar),
+                                          rb * sizeof(Scalar), b, cudaMemcpyDeviceToDevice, stream_.get()));
     }
   }
 
@@ -580,11 +594,12 @@ public:
   }
 
 private:
-  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(double); }
-  double *col(int j) const { return basis_.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(ldv_); }
-  const double *one() const { return constants_.data(); }
-  const double *zero() const { return constants_.data() + 1; }
-  const double *minus_one() const { return constants_.data() + 2; }
+  /// Bytes of `count` Scalars.
+  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(Scalar); }
+  Scalar *col(int j) const { return basis_.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(ldv_); }
+  const Scalar *one() const { return constants_.data(); }
+  const Scalar *zero() const { return constants_.data() + 1; }
+  const Scalar *minus_one() const { return constants_.data() + 2; }
 
   void check_column(int j) const
   {
@@ -614,7 +629,7 @@ private:
   /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the
   /// pinned block_stage_, which is rewritten only once its previous upload has completed: stage_done_
   /// marks the latest upload from either staging buffer, and they all run in order on the one stream.
-  void stage_block(const double *A, int rows, int lda, int cols)
+  void stage_block(const Scalar *A, int rows, int lda, int cols)
   {
     const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
     grow(block_coef_, count, "block coefficients");
@@ -669,10 +684,10 @@ private:
       CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
   }
 
-  /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w.w into scalars_[0] (the
-  /// fused kernel always forms it). Returns false when there is nothing to queue (no rows; or k = 0
-  /// without the norm). subtract() and update() share it.
-  bool queue_subtract(const char *what, int first, int k, const double *coef, int c, bool norm)
+  /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w^H w into the real part of
+  /// scalars_[0] (the fused kernel always forms it; fetch_norm reads it). Returns false when there is
+  /// nothing to queue (no rows; or k = 0 without the norm). subtract() and update() share it.
+  bool queue_subtract(const char *what, int first, int k, const Scalar *coef, int c, bool norm)
   {
     check_column(c);
     check_range(first, k);
@@ -682,21 +697,21 @@ private:
     if (k > 0) stage_coefficients(coef, k);
     if (flavor_ == KernelFlavor::Custom) {
       // w -= V coef; w.w, in one pass over w
-      kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), scalars_.data(), partials_.data(),
+      kernels::subtract_norm2(n_, k, col(first), ldv_, coef_.data(), col(c), real_slot(scalars_.data()), partials_.data(),
                               stream_.get());
       return true;
     }
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_DEVICE));
     if (k > 0) // w = w - V coef
-      CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1,
-                                       one(), col(c), 1));
-    if (norm) CUDALANCZOS_CHECK(cublasDdot_64(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w.w
+      CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1, one(),
+                                   col(c), 1));
+    if (norm) CUDALANCZOS_CHECK(blas::dotc(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w^H w
     return true;
   }
 
   /// coef[0..k-1] to coef_ on the device, through the pinned staging buffer. The buffer is rewritten
   /// only once the previous upload from it has completed (usually long ago: project/subtract wait).
-  void stage_coefficients(const double *coef, int k)
+  void stage_coefficients(const Scalar *coef, int k)
   {
     CUDALANCZOS_CHECK(cudaEventSynchronize(stage_done_.get()));
     std::memcpy(host_stage_.data(), coef, bytes(k));
@@ -708,7 +723,7 @@ private:
   /// with the caller's stream s both ways by events, no host wait: the copy waits for s's work queued so
   /// far (the caller may still be writing src or reading dst there), and s's later work waits for the
   /// copy (the caller reads dst or overwrites src next).
-  void copy_ordered(double *dst, const double *src, cudaStream_t s) const
+  void copy_ordered(Scalar *dst, const Scalar *src, cudaStream_t s) const
   {
     ScopedDevice guard(device_);
     if (n_ == 0) return;
@@ -720,12 +735,21 @@ private:
   }
 
   /// The `count` reduced scalars from the device to `out`: the one host round trip of a step.
-  void fetch_scalars(int count, double *out)
+  void fetch_scalars(int count, Scalar *out)
   {
     CUDALANCZOS_CHECK(cudaMemcpyAsync(host_scalars_.data(), scalars_.data(), bytes(count), cudaMemcpyDeviceToHost,
                                       stream_.get()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     std::memcpy(out, host_scalars_.data(), bytes(count));
+  }
+
+  /// The squared norm queue_subtract left in the real part of scalars_[0], to `out`.
+  void fetch_norm(double *out)
+  {
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(host_scalars_.data(), scalars_.data(), sizeof(double), cudaMemcpyDeviceToHost,
+                                      stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    std::memcpy(out, host_scalars_.data(), sizeof(double));
   }
 
   index_t n_, global_, offset_;
@@ -744,25 +768,26 @@ private:
   Event stage_done_;
   Event caller_ready_, copy_done_; // ordering with a caller's stream (copy_ordered, wait_for)
   CublasHandle cublas_;
-  DeviceBuffer<double> constants_; // 1, 0, -1 for cuBLAS calls in device pointer mode
-  DeviceBuffer<double> basis_;     // ncols_ columns of stride ldv_
-  DeviceBuffer<double> partials_;  // per-block partial sums of the reductions
-  DeviceBuffer<double> scalars_;   // the reduced scalars of project/subtract, before they go to the host
-  DeviceBuffer<double> coef_;      // coefficients of subtract/combine
-  DeviceBuffer<double> q_;         // rotate's Q, packed k x m (vendor), or transposed and padded (custom)
-  std::vector<double> qt_host_;    // rotate: Q transposed on its way to q_ (reused: one per restart)
-  DeviceBuffer<double> rotate_ws_; // rotate_rows_ x ncols_
+  DeviceBuffer<Scalar> constants_; // 1, 0, -1 for cuBLAS calls in device pointer mode
+  DeviceBuffer<Scalar> basis_;     // ncols_ columns of stride ldv_
+  DeviceBuffer<double> partials_;  // per-block partial sums of the reductions (kernels' workspace, in doubles)
+  DeviceBuffer<Scalar> scalars_;   // the reduced scalars of project/subtract, before they go to the host
+  DeviceBuffer<Scalar> coef_;      // coefficients of subtract/combine
+  DeviceBuffer<Scalar> q_;         // rotate's Q, packed k x m (vendor), or transposed and padded (custom)
+  std::vector<Scalar> qt_host_;    // rotate: Q transposed on its way to q_ (reused: one per restart)
+  DeviceBuffer<Scalar> rotate_ws_; // rotate_rows_ x ncols_
   index_t rotate_rows_ = 0;
-  DeviceBuffer<double> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2
-  DeviceBuffer<double> h2_;        // expand(): coefficients of the full pass's DGKS repeat
+  DeviceBuffer<Scalar> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2
+  DeviceBuffer<Scalar> h2_;        // expand(): coefficients of the full pass's DGKS repeat
   DeviceBuffer<double> after_;     // expand(): ||w||^2 after the full pass (1) and its repeat (2); 0 unused
   DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
-  DeviceBuffer<double> block_dev_;   // project_block's (k+b) x b results (grow-only)
-  DeviceBuffer<double> block_coef_;  // update_block's C / transform_block's M, packed (grow-only)
-  PinnedBuffer<double> block_host_;  // project_block's results on their way to the host
-  PinnedBuffer<double> block_stage_; // C / M on their way to block_coef_
-  PinnedBuffer<double> host_scalars_, host_stage_, host_records_;
-  PinnedBuffer<double> host_x_, host_y_; // the host-apply fallback
+  DeviceBuffer<Scalar> block_dev_;   // project_block's (k+b) x b results (grow-only)
+  DeviceBuffer<Scalar> block_coef_;  // update_block's C / transform_block's M, packed (grow-only)
+  PinnedBuffer<Scalar> block_host_;  // project_block's results on their way to the host
+  PinnedBuffer<Scalar> block_stage_; // C / M on their way to block_coef_
+  PinnedBuffer<Scalar> host_scalars_, host_stage_;
+  PinnedBuffer<double> host_records_;
+  PinnedBuffer<Scalar> host_x_, host_y_; // the host-apply fallback
 };
 
 } // namespace

@@ -5,6 +5,10 @@
 //
 // Per Lanczos step only O(k) scalars cross to the host (inner products for the reduction); the
 // matrix is uploaded once (DeviceOperator) and reused while the PETSc matrix is unchanged.
+//
+// Matrices, vectors and operators hold Scalars (core/scalar.hpp): double, or std::complex<double> in a
+// build against a complex PETSc (PetscScalar then has that layout, so PETSc's arrays are passed as
+// they are). Complex arrays must be 16-byte aligned (as cudaMalloc's and PetscMalloc's are).
 #pragma once
 
 #include "core/backend.hpp"
@@ -28,7 +32,7 @@ const char *to_string(KernelFlavor);
 /// (make_dense_operator) or on the device (make_dense_operator_on_device).
 struct DenseView {
   index_t rows = 0, cols = 0, ld = 0;
-  const double *values = nullptr;
+  const Scalar *values = nullptr;
 };
 
 /// Local rows of a CSR matrix (PETSc's 32-bit PetscInt indices). On the host (make_csr_operator) or on
@@ -37,13 +41,13 @@ struct CsrView {
   index_t rows = 0, cols = 0, nnz = 0;
   const int *rowptr = nullptr; ///< rows + 1 entries, rowptr[0] == 0
   const int *colind = nullptr; ///< nnz entries
-  const double *values = nullptr;
+  const Scalar *values = nullptr;
 };
 
 /// y = A x with x, y device pointers of cols / rows entries; stream is a cudaStream_t.
-using DeviceApply = std::function<void(const double *x, double *y, void *stream)>;
+using DeviceApply = std::function<void(const Scalar *x, Scalar *y, void *stream)>;
 /// y = A x with x, y host arrays (the fallback for operators that are not on the device).
-using HostApply = std::function<void(const double *x, double *y)>;
+using HostApply = std::function<void(const Scalar *x, Scalar *y)>;
 
 /// An operator that lives on one device: uploaded once, applied many times.
 class DeviceOperator {
@@ -53,11 +57,11 @@ public:
   virtual index_t cols() const = 0;
   virtual int device() const = 0;
   /// y = A x on `stream` (cudaStream_t); x and y are device pointers.
-  virtual void apply(const double *x, double *y, void *stream) const = 0;
+  virtual void apply(const Scalar *x, Scalar *y, void *stream) const = 0;
   /// Y = A X for b columns on `stream`: X is cols() x b with leading dimension ldx >= cols(), Y is
   /// rows() x b with ldy >= rows() (device pointers, column-major; Y must not overlap X). The default
   /// applies the columns one by one; the dense and the cuSPARSE CSR operators read the matrix once.
-  virtual void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const
+  virtual void apply_block(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b, void *stream) const
   {
     check_block(ldx, ldy, b);
     for (int j = 0; j < b; ++j) apply(X + j * ldx, Y + j * ldy, stream);

@@ -7,18 +7,33 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace cudalanczos::cuda {
+namespace halo_ops { // outside the anonymous namespace: a build uses one overload (unused internal ones warn)
+__device__ __forceinline__ void add_to(double &y, double t) { y += t; }
+__device__ __forceinline__ void add_to(double2 &y, double2 t) { y.x += t.x, y.y += t.y; }
+} // namespace halo_ops
+
 namespace {
+using halo_ops::add_to;
 
 constexpr int kThreads = 256;
 
 unsigned blocks_for(index_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
 // send[i] = x[index[i]]
+// The halo kernels move and add Scalars as DScalar: double, or double2 for std::complex<double> (the
+// same layout); a complex sum is the sum of the two parts.
+using DScalar = std::conditional_t<kComplexScalars, double2, double>;
+static_assert(sizeof(DScalar) == sizeof(Scalar), "Scalar and its device twin must have one layout");
+DScalar *dev(Scalar *p) { return reinterpret_cast<DScalar *>(p); }
+const DScalar *dev(const Scalar *p) { return reinterpret_cast<const DScalar *>(p); }
+
+// send[i] = x[index[i]]
 __global__ void __launch_bounds__(kThreads) gather_kernel(index_t n, const int *__restrict__ index,
-                                                          const double *__restrict__ x, double *__restrict__ send)
+                                                          const DScalar *__restrict__ x, DScalar *__restrict__ send)
 {
   const index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i < n) send[i] = __ldg(x + __ldg(index + i));
@@ -26,17 +41,17 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(index_t n, const int *
 
 // y[rows[i]] += t[i]; the rows are distinct, so no two threads touch one entry
 __global__ void __launch_bounds__(kThreads) scatter_add_kernel(index_t n, const int *__restrict__ rows,
-                                                               const double *__restrict__ t, double *__restrict__ y)
+                                                               const DScalar *__restrict__ t, DScalar *__restrict__ y)
 {
   const index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (i < n) y[__ldg(rows + i)] += t[i];
+  if (i < n) add_to(y[__ldg(rows + i)], t[i]);
 }
 
 // y[i] += t[i]
-__global__ void __launch_bounds__(kThreads) add_kernel(index_t n, const double *__restrict__ t, double *__restrict__ y)
+__global__ void __launch_bounds__(kThreads) add_kernel(index_t n, const DScalar *__restrict__ t, DScalar *__restrict__ y)
 {
   const index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (i < n) y[i] += t[i];
+  if (i < n) add_to(y[i], t[i]);
 }
 
 int resolve_device(int device)
@@ -47,7 +62,7 @@ int resolve_device(int device)
   return current;
 }
 
-std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(double); }
+std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(Scalar); }
 
 /// The highest-priority non-blocking stream: the halo's gather and copies go ahead of the local
 /// product's blocks when both are queued, so the exchange starts as early as it can.
@@ -116,13 +131,13 @@ public:
     for (Event *e : {&t_start_, &t_local0_, &t_local1_, &t_ghosts_, &t_remote0_, &t_end_}) *e = make_event(true);
     if (!plan_.send_all && nsend_ > 0) {
       send_index_ = DeviceBuffer<int>(static_cast<std::size_t>(nsend_), "halo send indices");
-      send_dev_ = DeviceBuffer<double>(static_cast<std::size_t>(nsend_), "halo send buffer");
+      send_dev_ = DeviceBuffer<Scalar>(static_cast<std::size_t>(nsend_), "halo send buffer");
       CUDALANCZOS_CHECK(cudaMemcpy(send_index_.data(), plan_.send_indices.data(), send_index_.bytes(), cudaMemcpyHostToDevice));
     }
-    send_host_ = PinnedBuffer<double>(static_cast<std::size_t>(nsend_), "halo send buffer (host)");
-    recv_host_ = PinnedBuffer<double>(static_cast<std::size_t>(plan_.recv_count), "halo receive buffer (host)");
-    ghosts_ = DeviceBuffer<double>(static_cast<std::size_t>(nghost_), "ghost values");
-    tmp_ = DeviceBuffer<double>(static_cast<std::size_t>(tmp_rows), "remote block product");
+    send_host_ = PinnedBuffer<Scalar>(static_cast<std::size_t>(nsend_), "halo send buffer (host)");
+    recv_host_ = PinnedBuffer<Scalar>(static_cast<std::size_t>(plan_.recv_count), "halo receive buffer (host)");
+    ghosts_ = DeviceBuffer<Scalar>(static_cast<std::size_t>(nghost_), "ghost values");
+    tmp_ = DeviceBuffer<Scalar>(static_cast<std::size_t>(tmp_rows), "remote block product");
     for (const auto &b : remote_) {
       row_maps_.emplace_back();
       if (b.rows.empty()) continue;
@@ -143,7 +158,7 @@ public:
   index_t send_count() const override { return nsend_; }
   index_t ghost_count() const override { return nghost_; }
 
-  void apply(const double *x, double *y, void *stream) const override
+  void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -157,9 +172,9 @@ public:
       CUDALANCZOS_CHECK(cudaStreamWaitEvent(c, x_ready_.get(), 0));
     }
     if (nsend_ > 0) {
-      const double *from = x;
+      const Scalar *from = x;
       if (!plan_.send_all) {
-        gather_kernel<<<blocks_for(nsend_), kThreads, 0, c>>>(nsend_, send_index_.data(), x, send_dev_.data());
+        gather_kernel<<<blocks_for(nsend_), kThreads, 0, c>>>(nsend_, send_index_.data(), dev(x), dev(send_dev_.data()));
         CUDALANCZOS_CHECK_LAUNCH();
         from = send_dev_.data();
       }
@@ -199,8 +214,8 @@ public:
       const RemoteBlock &blk = remote_[b];
       const index_t r = blk.op->rows();
       blk.op->apply(ghosts_.data() + blk.ghost_offset, tmp_.data(), s);
-      if (blk.rows.empty()) add_kernel<<<blocks_for(r), kThreads, 0, s>>>(r, tmp_.data(), y);
-      else scatter_add_kernel<<<blocks_for(r), kThreads, 0, s>>>(r, row_maps_[b].data(), tmp_.data(), y);
+      if (blk.rows.empty()) add_kernel<<<blocks_for(r), kThreads, 0, s>>>(r, dev(tmp_.data()), dev(y));
+      else scatter_add_kernel<<<blocks_for(r), kThreads, 0, s>>>(r, row_maps_[b].data(), dev(tmp_.data()), dev(y));
       CUDALANCZOS_CHECK_LAUNCH();
     }
 
@@ -220,7 +235,8 @@ public:
     std::string d = description_.empty() ? std::string("row-distributed") : description_;
     d += ": local " + local_->description();
     for (const auto &b : remote_) d += "; ghost block " + b.op->description();
-    d += "; halo " + std::to_string(nsend_) + " doubles out, " + std::to_string(nghost_) +
+    d += "; halo " + std::to_string(nsend_) + (kComplexScalars ? " complex entries out, " : " doubles out, ") +
+         std::to_string(nghost_) +
          " in per product, staged through page-locked host memory";
     return d;
   }
@@ -269,9 +285,9 @@ private:
   Event x_ready_, sent_, ghosts_ready_;
   Event t_start_, t_local0_, t_local1_, t_ghosts_, t_remote0_, t_end_; // timing, used while profiling
   DeviceBuffer<int> send_index_;
-  DeviceBuffer<double> send_dev_, ghosts_, tmp_;
+  DeviceBuffer<Scalar> send_dev_, ghosts_, tmp_;
   std::vector<DeviceBuffer<int>> row_maps_; // one per remote block (empty for an identity map)
-  PinnedBuffer<double> send_host_, recv_host_;
+  PinnedBuffer<Scalar> send_host_, recv_host_;
 
   bool profiling_ = false;
   mutable HaloStats stats_;

@@ -38,7 +38,7 @@ struct HaloPlan {
   std::vector<int> send_indices;
   /// Instead of send_indices: the send buffer is the whole local x (a dense row block's allgather).
   bool send_all = false;
-  /// Doubles the exchange writes into the receive buffer.
+  /// Scalars the exchange writes into the receive buffer.
   index_t recv_count = 0;
   /// The ghost vector is these (offset in the receive buffer, length) pieces, one after the other:
   /// {0, recv_count} for point-to-point messages; for an allgather of the whole vector, the parts
@@ -49,10 +49,10 @@ struct HaloPlan {
   std::vector<Segment> ghost_segments;
 };
 
-/// Sends `send` (page-locked host memory, as many doubles as the plan sends) and fills `recv` (the
-/// plan's recv_count doubles, page-locked). Called once per product on every rank, even one with
+/// Sends `send` (page-locked host memory, as many Scalars as the plan sends) and fills `recv` (the
+/// plan's recv_count Scalars, page-locked; MPIU_SCALAR's entries in the PETSc layer). Called once per product on every rank, even one with
 /// nothing to send or receive (it may be a collective). Throws cudalanczos::Error on failure.
-using HaloExchange = std::function<void(const double *send, double *recv)>;
+using HaloExchange = std::function<void(const Scalar *send, Scalar *recv)>;
 
 /// A block that multiplies ghosts: t = op g[ghost_offset : ghost_offset + op->cols()], then
 /// y[rows[i]] += t[i] (rows empty: op has all local rows, y += t).
@@ -83,7 +83,7 @@ struct HaloStats {
 
 class DistributedOperator : public DeviceOperator {
 public:
-  /// Doubles sent / ghosts received per product (the halo volume).
+  /// Scalars sent / ghosts received per product (the halo volume).
   virtual index_t send_count() const = 0;
   virtual index_t ghost_count() const = 0;
   virtual void set_profiling(bool on) = 0;

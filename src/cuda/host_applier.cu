@@ -7,7 +7,7 @@ namespace cudalanczos::cuda {
 struct HostApplier::Impl {
   std::shared_ptr<const DeviceOperator> op;
   Stream stream;
-  DeviceBuffer<double> x, y; // allocated once: MatMult is called many times
+  DeviceBuffer<Scalar> x, y; // allocated once: MatMult is called many times
 };
 
 HostApplier::HostApplier(std::shared_ptr<const DeviceOperator> op) : impl_(std::make_unique<Impl>())
@@ -16,15 +16,15 @@ HostApplier::HostApplier(std::shared_ptr<const DeviceOperator> op) : impl_(std::
   ScopedDevice on(op->device());
   impl_->op = std::move(op);
   impl_->stream = make_stream();
-  impl_->x = DeviceBuffer<double>(static_cast<std::size_t>(impl_->op->cols()), "MatShell input vector");
-  impl_->y = DeviceBuffer<double>(static_cast<std::size_t>(impl_->op->rows()), "MatShell output vector");
+  impl_->x = DeviceBuffer<Scalar>(static_cast<std::size_t>(impl_->op->cols()), "MatShell input vector");
+  impl_->y = DeviceBuffer<Scalar>(static_cast<std::size_t>(impl_->op->rows()), "MatShell output vector");
 }
 
 HostApplier::~HostApplier() = default;
 
 const std::shared_ptr<const DeviceOperator> &HostApplier::op() const { return impl_->op; }
 
-void HostApplier::apply(const double *x, double *y)
+void HostApplier::apply(const Scalar *x, Scalar *y)
 {
   ScopedDevice on(impl_->op->device());
   cudaStream_t s = impl_->stream.get();

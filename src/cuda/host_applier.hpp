@@ -17,7 +17,7 @@ public:
   HostApplier &operator=(const HostApplier &) = delete;
 
   /// Copies x (op->cols() entries) to the device, applies the operator, copies y (op->rows()) back.
-  void apply(const double *x, double *y);
+  void apply(const Scalar *x, Scalar *y);
   const std::shared_ptr<const DeviceOperator> &op() const;
 
 private:

@@ -11,6 +11,13 @@
 // never depends on timing, so results are bit-for-bit reproducible run to run. (They were two launches,
 // the second a small summing kernel; one launch and the fused window made a Lanczos step 2-3 % faster on
 // an H200, while a lone small reduction, k <= 8, got 10-25 % slower: the last block's sum is in its path.)
+//
+// The vectors, matrices and coefficients are Scalars (core/scalar.hpp): double, or std::complex<double>
+// in a build against a complex PETSc, the kernels compiled for the build's one scalar type (kernels.cu
+// reads std::complex<double> as double2: the same two doubles, 16-byte aligned, which every device array
+// and every element offset into one is). Inner products conjugate the left factor (V^H w); norms and
+// the step records are double. Complex arrays must be 16-byte aligned (cudaMalloc's are, and so is any
+// whole number of entries past them).
 #pragma once
 
 #include "core/backend.hpp"
@@ -42,7 +49,7 @@ std::size_t dense_gemv_workspace_bytes(index_t rows, index_t cols);
 /// blocks (to fill the GPU with a short, wide row block), the last block of a row tile to finish adds
 /// the slices' partial sums in slice order: deterministic, and no second launch.
 /// Not reentrant on one workspace: launches sharing a workspace must be stream-ordered.
-void dense_gemv(index_t rows, index_t cols, const double *A, index_t lda, const double *x, double *y,
+void dense_gemv(index_t rows, index_t cols, const Scalar *A, index_t lda, const Scalar *x, Scalar *y,
                 void *workspace, std::size_t workspace_bytes, cudaStream_t stream, GemvTuning tuning = {});
 
 // --- (b) CSR SpMV ------------------------------------------------------------------------------------
@@ -50,29 +57,29 @@ void dense_gemv(index_t rows, index_t cols, const double *A, index_t lda, const 
 /// y = A x for a CSR matrix with 32-bit indices (rowptr: rows + 1 entries, rowptr[0] = 0). A group of
 /// 1..32 lanes per row, the group size the power of two nearest above the average row length (a warp
 /// per row for long rows, a few lanes for a stencil), lanes striding the row and reduced by shuffles.
-void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const double *values,
-              const double *x, double *y, cudaStream_t stream);
+void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
+              const Scalar *x, Scalar *y, cudaStream_t stream);
 
 /// y = d .* x + c P x for a square matrix whose off-diagonal entries all equal c: P is their pattern
 /// (CSR without values, rowptr: rows + 1 entries, colind: `entries` column indices, none on the
 /// diagonal), d the diagonal, one value d0 for every row when dvec is null, else dvec (rows entries).
 /// The lane groups of csr_spmv; a stored entry moves 4 bytes instead of 12. `lanes` (a power of two up
 /// to 32) per row; 0: the power of two at or above the mean row length, csr_spmv's rule.
-void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
-                  const double *dvec, const double *x, double *y, cudaStream_t stream, int lanes = 0);
+void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                  const Scalar *dvec, const Scalar *x, Scalar *y, cudaStream_t stream, int lanes = 0);
 
 /// Y = A X for the b columns of X (column-major, leading dimension ldx >= cols) into Y (ldy >= rows):
 /// csr_spmv's row groups taking up to 8 columns per pass over the matrix. X is first interleaved into
 /// `interleaved` (device, cols * b doubles), so that one stored entry's gather brings the b values of
 /// its column in one or two 32-byte sectors; cuSPARSE's column-major SpMM gathers b sectors. Column c of
 /// Y is bit for bit csr_spmv of column c at the same lane count. `lanes` as for pattern_spmv.
-void csr_spmm(index_t rows, index_t cols, index_t nnz, const int *rowptr, const int *colind, const double *values, int b,
-              const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved, cudaStream_t stream, int lanes = 0);
+void csr_spmm(index_t rows, index_t cols, index_t nnz, const int *rowptr, const int *colind, const Scalar *values, int b,
+              const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, Scalar *interleaved, cudaStream_t stream, int lanes = 0);
 
 /// pattern_spmv for the b columns of X, the way csr_spmm does csr_spmv's (square: ldx, ldy >= rows,
 /// `interleaved` rows * b doubles). Column c of Y is bit for bit pattern_spmv of column c.
-void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *colind, double c, double d0,
-                  const double *dvec, int b, const double *X, index_t ldx, double *Y, index_t ldy, double *interleaved,
+void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                  const Scalar *dvec, int b, const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, Scalar *interleaved,
                   cudaStream_t stream, int lanes = 0);
 
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
@@ -87,7 +94,8 @@ int pattern_lanes(index_t rows, index_t entries, index_t longest);
 
 /// A condition the reduction kernels read on the device when they run: unless *lhs < factor * *rhs
 /// they do nothing (out is left as it was). A null lhs means always run. It lets the second
-/// Gram-Schmidt pass of a step be queued before anyone knows whether DGKS wants it.
+/// Gram-Schmidt pass of a step be queued before anyone knows whether DGKS wants it. Both are squared
+/// norms: a double, or the real part (the first double) of a Scalar such as multi_dot's out[k].
 struct Gate {
   const double *lhs = nullptr;
   const double *rhs = nullptr;
@@ -95,13 +103,13 @@ struct Gate {
 };
 
 /// Doubles of `workspace` the reductions over at most k columns need: finish counters, then per-block
-/// partials. The caller zeroes it once after allocating it (cudaMemset); every reduction leaves its
+/// partials (Scalars: kDoublesPerScalar doubles each). The caller zeroes it once after allocating it (cudaMemset); every reduction leaves its
 /// counters at zero again. Launches sharing a workspace must be stream-ordered.
 std::size_t reduction_workspace_doubles(int k);
 
-/// out[i] = V[:, i] . w for 0 <= i < k and out[k] = w . w, all into the device array out (k + 1
-/// entries). V is n x k, column stride ldv >= n. One pass over V and (per 8 columns) over w.
-void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, double *out, double *workspace,
+/// out[i] = V[:, i]^H w for 0 <= i < k and out[k] = w^H w (its imaginary part exactly 0), all into the
+/// device array out (k + 1 entries). V is n x k, column stride ldv >= n. One pass over V and (per 8 columns) over w.
+void multi_dot(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *w, Scalar *out, double *workspace,
                cudaStream_t stream, Gate gate = {});
 
 /// The full Gram-Schmidt pass's projections with the three-term window folded in: with
@@ -110,21 +118,21 @@ void multi_dot(index_t n, int k, const double *V, index_t ldv, const double *w, 
 /// window_subtract_norm2 then forms the same w' again (bit for bit) and subtracts the pass in the same
 /// launch: the window's own subtract (a read and a write of w and a reduction) disappears, and the
 /// result is what subtract_norm2 on the window, multi_dot and subtract_norm2 on the k columns give.
-void window_multi_dot(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g, const double *w,
-                      double *out, double *workspace, cudaStream_t stream);
+void window_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int lo, int kl, const Scalar *g, const Scalar *w,
+                      Scalar *out, double *workspace, cudaStream_t stream);
 
 // --- (d) fused subtract + norm ------------------------------------------------------------------------
 
-/// w -= V coef (V n x k, stride ldv; coef a device array of k) and *out = w . w afterwards (out a device
-/// pointer). One pass: each entry of w is read, updated and squared in registers. w must not be a
+/// w -= V coef (V n x k, stride ldv; coef a device array of k) and *out = w^H w afterwards (out a device
+/// pointer to a double: a norm). One pass: each entry of w is read, updated and squared in registers. w must not be a
 /// column of V.
-void subtract_norm2(index_t n, int k, const double *V, index_t ldv, const double *coef, double *w, double *out,
+void subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *coef, Scalar *w, double *out,
                     double *workspace, cudaStream_t stream, Gate gate = {});
 
 /// w = (w - V[:, lo:lo+kl] g) - V coef, the two subtractions in that order (window_multi_dot), and
 /// *out = w . w. One pass over w.
-void window_subtract_norm2(index_t n, int k, const double *V, index_t ldv, int lo, int kl, const double *g,
-                           const double *coef, double *w, double *out, double *workspace, cudaStream_t stream);
+void window_subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, int lo, int kl, const Scalar *g,
+                           const Scalar *coef, Scalar *w, double *out, double *workspace, cudaStream_t stream);
 
 // --- (e) the end of a Lanczos step ---------------------------------------------------------------------
 
@@ -137,19 +145,20 @@ inline constexpr int kStepRecordDoubles = 5;
 /// the pass's h1 over columns 0..k-1 (k + 1 entries: coefficients and ||w||^2 before it) and ||w||^2
 /// after it (after[1]), and the repeat's h2 and after[2] (used only if DGKS asked for it), it decides
 /// alpha (the pass's coefficient of v_j counts when j < k), beta and breakdown exactly as the host
-/// reference does, scales w by 1/beta (0 on breakdown) and writes the record `rec`. prev is the
+/// reference does (alpha from the real parts of the coefficients: A is Hermitian), scales w by 1/beta
+/// (0 on breakdown) and writes the record `rec`. prev is the
 /// previous record (its anorm field is read). One launch, no host trip.
-void finish_lanczos_step(index_t n, int j, int k, int kl, const double *g, const double *h1, const double *h2,
-                         const double *after, double eta2, const double *prev, double *rec, double *w,
+void finish_lanczos_step(index_t n, int j, int k, int kl, const Scalar *g, const Scalar *h1, const Scalar *h2,
+                         const double *after, double eta2, const double *prev, double *rec, Scalar *w,
                          cudaStream_t stream);
 
 // --- (f) vector updates --------------------------------------------------------------------------------
 
 /// v *= alpha.
-void scale(index_t n, double alpha, double *v, cudaStream_t stream);
+void scale(index_t n, double alpha, Scalar *v, cudaStream_t stream);
 
 /// y = V coef (V n x k, stride ldv; coef a device array of k); y = 0 when k = 0. y outside V.
-void combine(index_t n, int k, const double *V, index_t ldv, const double *coef, double *y, cudaStream_t stream);
+void combine(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *coef, Scalar *y, cudaStream_t stream);
 
 /// Output columns per thread of rotate, and the most output columns it takes: every column group of a
 /// row reads all of Q for its rows, which beyond 4 groups costs more than cuBLAS's dgemm and copy back
@@ -159,12 +168,12 @@ inline constexpr int kRotateOutputs = 8;
 inline constexpr int kRotateMaxOutputs = 4 * kRotateOutputs;
 
 /// V[:, 0:m] = V[:, 0:k] Q in place (a thick restart's rotation), in one pass over the rows: Qt is Q
-/// transposed, k rows of ldqt (a multiple of kRotateOutputs, >= m) doubles on the device, zero past m
+/// transposed, k rows of ldqt (a multiple of kRotateOutputs, >= m) Scalars on the device, zero past m
 /// in each row, so that a thread reads its coefficients with 16-byte loads. Each row of the result is
 /// summed over p = 0..k-1 in order (fused multiply-adds). 0 <= m <= kRotateMaxOutputs; V n x k, ldv >= n.
-void rotate(index_t n, int k, int m, double *V, index_t ldv, const double *Qt, int ldqt, cudaStream_t stream);
+void rotate(index_t n, int k, int m, Scalar *V, index_t ldv, const Scalar *Qt, int ldqt, cudaStream_t stream);
 
 /// v[i] = random_entry(seed, row_offset + i): the host backend's start vector, bit for bit.
-void set_random(index_t n, std::uint64_t seed, index_t row_offset, double *v, cudaStream_t stream);
+void set_random(index_t n, std::uint64_t seed, index_t row_offset, Scalar *v, cudaStream_t stream);
 
 } // namespace cudalanczos::cuda::kernels

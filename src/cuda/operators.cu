@@ -6,13 +6,17 @@
 // SpMM for CSR; its library state (the custom dense flavor's cuBLAS handle, the SpMM descriptors and
 // buffer) is made on first use, mutable scratch like the rest. The dense and the general CSR operator
 // also run on a matrix the caller already holds on the device (make_*_operator_on_device): the same
-// kernels on the caller's pointers, with only the scratch of their own.
+// kernels on the caller's pointers, with only the scratch of their own. Values and vectors are Scalars:
+// with complex ones the cuBLAS calls are the Z routines and the cuSPARSE data type is CUDA_C_64F
+// (blas.hpp).
+#include "cuda/blas.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -23,7 +27,25 @@
 #include <vector>
 
 namespace cudalanczos::cuda {
+namespace text {
+// A value for description(): "%g", or "re+imi" for a complex one. (Not in the anonymous namespace: a
+// build uses one of the two, and an unused function of internal linkage is a warning.)
+inline std::string scalar_text(double x)
+{
+  char c[32];
+  std::snprintf(c, sizeof c, "%g", x);
+  return c;
+}
+inline std::string scalar_text(const std::complex<double> &z)
+{
+  char c[64];
+  std::snprintf(c, sizeof c, "%g%+gi", z.real(), z.imag());
+  return c;
+}
+} // namespace text
+
 namespace {
+using text::scalar_text;
 
 // KernelFlavor::Default per matrix type, from bench/results/2026-11-30-h200-kernels.md (H200, copy 4202 GB/s):
 //  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
@@ -55,6 +77,7 @@ void wait_for_uploads() { CUDALANCZOS_CHECK(cudaStreamSynchronize(nullptr)); }
 
 std::string size_text(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
+
 /// A device copy of count host values (none for count = 0), staged through pinned memory (upload.hpp).
 template <class T>
 DeviceBuffer<T> upload(const T *host, std::size_t count, const char *what)
@@ -65,10 +88,10 @@ DeviceBuffer<T> upload(const T *host, std::size_t count, const char *what)
 }
 
 /// Y[0:rows, 0:b] = 0 on `s`: an empty product (cuBLAS and cuSPARSE return at once and leave Y unset).
-void zero_block(double *Y, index_t ldy, index_t rows, int b, cudaStream_t s)
+void zero_block(Scalar *Y, index_t ldy, index_t rows, int b, cudaStream_t s)
 {
   if (rows > 0 && b > 0)
-    CUDALANCZOS_CHECK(cudaMemset2DAsync(Y, ldy * sizeof(double), 0, rows * sizeof(double), b, s));
+    CUDALANCZOS_CHECK(cudaMemset2DAsync(Y, ldy * sizeof(Scalar), 0, rows * sizeof(Scalar), b, s));
 }
 
 /// An operator's scratch, made by its first use of that size and grown, never shrunk, so a solve's
@@ -82,7 +105,7 @@ T *scratch(DeviceBuffer<T> &buffer, std::size_t count, const char *what)
 }
 
 /// The interleaved copy of a block of b columns of `cols` rows (kernels::csr_spmm, pattern_spmm).
-double *interleaved_scratch(DeviceBuffer<double> &buffer, index_t cols, int b)
+Scalar *interleaved_scratch(DeviceBuffer<Scalar> &buffer, index_t cols, int b)
 {
   return scratch(buffer, static_cast<std::size_t>(std::max<index_t>(cols, 1)) * static_cast<std::size_t>(std::max(b, 1)),
                  "interleaved block");
@@ -93,10 +116,10 @@ struct DestroyDnMat {
 };
 using CusparseDnMat = UniqueHandle<cusparseDnMatDescr_t, DestroyDnMat>;
 
-CusparseDnMat make_dense_matrix(index_t rows, index_t cols, index_t ld, const double *values)
+CusparseDnMat make_dense_matrix(index_t rows, index_t cols, index_t ld, const Scalar *values)
 {
   cusparseDnMatDescr_t d{};
-  CUDALANCZOS_CHECK(cusparseCreateDnMat(&d, rows, cols, ld, const_cast<double *>(values), CUDA_R_64F, CUSPARSE_ORDER_COL));
+  CUDALANCZOS_CHECK(cusparseCreateDnMat(&d, rows, cols, ld, const_cast<Scalar *>(values), blas::kDataType, CUSPARSE_ORDER_COL));
   return CusparseDnMat(d);
 }
 
@@ -144,12 +167,12 @@ public:
   {
     check_view(A, "make_dense_operator");
     ScopedDevice guard(device_);
-    // Our own leading dimension, a multiple of 16 doubles: every column starts on a 128-byte line, so
+    // Our own leading dimension, a multiple of 16 Scalars: every column starts on a 128-byte line, so
     // the gemv's 16-byte loads are aligned and each warp's column segment is whole cache lines. The
     // padding is zeroed (the gemv never reads it for a full tile, but it must never be NaN).
     ld_ = (std::max<index_t>(rows_, 1) + 15) / 16 * 16;
     const std::size_t count = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(cols_);
-    values_ = MatrixArray<double>::own(DeviceBuffer<double>(count, "dense operator matrix"));
+    values_ = MatrixArray<Scalar>::own(DeviceBuffer<Scalar>(count, "dense operator matrix"));
     upload_matrix(values_.owned.data(), static_cast<std::size_t>(ld_), A.values, static_cast<std::size_t>(A.ld),
                   static_cast<std::size_t>(rows_), static_cast<std::size_t>(cols_)); // the padding as zeros
     make_scratch();
@@ -162,7 +185,7 @@ public:
     check_view(A, "make_dense_operator_on_device");
     ScopedDevice guard(device_);
     if (rows_ * cols_ > 0) check_device_pointer(A.values, device_, "make_dense_operator_on_device: the values");
-    values_ = MatrixArray<double>::borrow(A.values);
+    values_ = MatrixArray<Scalar>::borrow(A.values);
     // kDenseDefault (custom) was measured on our own layout; another one gets cuBLAS unless custom is asked for.
     const bool our_layout = ld_ % 16 == 0 && reinterpret_cast<std::uintptr_t>(A.values) % 128 == 0;
     flavor_ = resolve(flavor, our_layout ? kDenseDefault : KernelFlavor::Vendor);
@@ -174,7 +197,7 @@ public:
   index_t cols() const override { return cols_; }
   int device() const override { return device_; }
 
-  void apply(const double *x, double *y, void *stream) const override
+  void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -184,16 +207,16 @@ public:
     }
     if (rows_ == 0) return;
     if (cols_ == 0) { // cuBLAS returns at once for an empty product and would leave y unset
-      CUDALANCZOS_CHECK(cudaMemsetAsync(y, 0, rows_ * sizeof(double), s));
+      CUDALANCZOS_CHECK(cudaMemsetAsync(y, 0, rows_ * sizeof(Scalar), s));
       return;
     }
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cublasSetStream(cublas_.get(), s));
-    CUDALANCZOS_CHECK(cublasDgemv_64(cublas_.get(), CUBLAS_OP_N, rows_, cols_, &one, values_.data, ld_, x, 1, &zero, y, 1));
+    CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), CUBLAS_OP_N, rows_, cols_, &one, values_.data, ld_, x, 1, &zero, y, 1));
   }
 
   // One dgemm for both flavors: b gemvs would stream the matrix b times. b = 1 stays the gemv apply().
-  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  void apply_block(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b, void *stream) const override
   {
     check_block(ldx, ldy, b);
     if (b == 1) return apply(X, Y, stream);
@@ -202,11 +225,11 @@ public:
     if (rows_ == 0 || b == 0) return;
     if (cols_ == 0) return zero_block(Y, ldy, rows_, b, s);
     if (!cublas_) cublas_ = make_cublas(s); // the custom flavor's, made on the first block product
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cublasSetStream(cublas_.get(), s));
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-    CUDALANCZOS_CHECK(cublasDgemm_64(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rows_, b, cols_, &one, values_.data, ld_, X,
-                                     ldx, &zero, Y, ldy));
+    CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, rows_, b, cols_, &one, values_.data, ld_, X, ldx,
+                                 &zero, Y, ldy));
   }
 
   std::string description() const override
@@ -246,7 +269,7 @@ private:
   bool in_place_ = false;          // the caller's device matrix (make_dense_operator_on_device)
   bool vendor_for_layout_ = false; // in place, default flavor: cuBLAS because of the caller's layout
   std::string origin_;             // in place: whose memory (description)
-  MatrixArray<double> values_;
+  MatrixArray<Scalar> values_;
   DeviceBuffer<unsigned char> workspace_; // custom: the gemv's split partial sums and tile counters
   // Vendor: made here; custom: made by the first apply_block. Its stream is set to the caller's at each
   // apply.
@@ -282,7 +305,7 @@ public:
     ScopedDevice guard(device_);
     rowptr_ = MatrixArray<int>::own(upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers"));
     colind_ = MatrixArray<int>::own(upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices"));
-    values_ = MatrixArray<double>::own(upload(A.values, static_cast<std::size_t>(nnz_), "CSR values"));
+    values_ = MatrixArray<Scalar>::own(upload(A.values, static_cast<std::size_t>(nnz_), "CSR values"));
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
     wait_for_uploads();
   }
@@ -308,7 +331,7 @@ public:
     }
     rowptr_ = MatrixArray<int>::borrow(A.rowptr);
     colind_ = MatrixArray<int>::borrow(A.colind);
-    values_ = MatrixArray<double>::borrow(A.values);
+    values_ = MatrixArray<Scalar>::borrow(A.values);
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
     wait_for_uploads();
   }
@@ -317,7 +340,7 @@ public:
   index_t cols() const override { return cols_; }
   int device() const override { return device_; }
 
-  void apply(const double *x, double *y, void *stream) const override
+  void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -327,20 +350,20 @@ public:
       return;
     }
     if (nnz_ == 0) {
-      CUDALANCZOS_CHECK(cudaMemsetAsync(y, 0, rows_ * sizeof(double), s));
+      CUDALANCZOS_CHECK(cudaMemsetAsync(y, 0, rows_ * sizeof(Scalar), s));
       return;
     }
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
-    CUDALANCZOS_CHECK(cusparseDnVecSetValues(x_.get(), const_cast<double *>(x)));
+    CUDALANCZOS_CHECK(cusparseDnVecSetValues(x_.get(), const_cast<Scalar *>(x)));
     CUDALANCZOS_CHECK(cusparseDnVecSetValues(y_.get(), y));
     CUDALANCZOS_CHECK(cusparseSpMV(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_.get(), x_.get(), &zero,
-                                   y_.get(), CUDA_R_64F, kAlgorithm, buffer_.data()));
+                                   y_.get(), blas::kDataType, kAlgorithm, buffer_.data()));
   }
 
   // The matrix read once for the b columns: kernels::csr_spmm (interleaved columns), or one cuSPARSE
   // SpMM when the vendor flavor was asked for. b = 1: apply().
-  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  void apply_block(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b, void *stream) const override
   {
     if (b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
     check_block(ldx, ldy, b);
@@ -351,13 +374,13 @@ public:
       return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data, colind_.data, values_.data, b, X, ldx, Y, ldy,
                                interleaved_scratch(interleaved_, cols_, b), s);
     if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
     prepare_spmm(X, ldx, Y, ldy, b);
-    CUDALANCZOS_CHECK(cusparseDnMatSetValues(spmm_x_.get(), const_cast<double *>(X)));
+    CUDALANCZOS_CHECK(cusparseDnMatSetValues(spmm_x_.get(), const_cast<Scalar *>(X)));
     CUDALANCZOS_CHECK(cusparseDnMatSetValues(spmm_y_.get(), Y));
     CUDALANCZOS_CHECK(cusparseSpMM(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                   spmm_matrix_.get(), spmm_x_.get(), &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm,
+                                   spmm_matrix_.get(), spmm_x_.get(), &zero, spmm_y_.get(), blas::kDataType, kBlockAlgorithm,
                                    spmm_buffer_.data()));
   }
 
@@ -385,22 +408,22 @@ private:
   // first product of that shape and kept: a solve uses one shape, so the steady state allocates nothing.
   // The matrix gets a descriptor of its own (the SpMV one carries that algorithm's preprocessing). The
   // buffer only grows; the preprocessing is redone for each new shape, as it belongs to the buffer.
-  void prepare_spmm(const double *X, index_t ldx, double *Y, index_t ldy, int b) const
+  void prepare_spmm(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b) const
   {
     if (spmm_b_ == b && spmm_ldx_ == ldx && spmm_ldy_ == ldy) return;
     spmm_b_ = 0; // until the shape is complete: a throw below leaves no half-made shape behind
     if (!spmm_matrix_) spmm_matrix_ = matrix_descriptor();
     spmm_x_ = make_dense_matrix(cols_, b, ldx, X);
     spmm_y_ = make_dense_matrix(rows_, b, ldy, Y);
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     std::size_t bytes = 0;
     CUDALANCZOS_CHECK(cusparseSpMM_bufferSize(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE,
                                               CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(), spmm_x_.get(),
-                                              &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, &bytes));
+                                              &zero, spmm_y_.get(), blas::kDataType, kBlockAlgorithm, &bytes));
     scratch(spmm_buffer_, bytes, "cuSPARSE SpMM buffer");
     const cusparseStatus_t preprocess = cusparseSpMM_preprocess(
         cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, spmm_matrix_.get(),
-        spmm_x_.get(), &zero, spmm_y_.get(), CUDA_R_64F, kBlockAlgorithm, spmm_buffer_.data());
+        spmm_x_.get(), &zero, spmm_y_.get(), blas::kDataType, kBlockAlgorithm, spmm_buffer_.data());
     if (preprocess != CUSPARSE_STATUS_NOT_SUPPORTED) CUDALANCZOS_CHECK(preprocess); // an optimization only
     spmm_b_ = b, spmm_ldx_ = ldx, spmm_ldy_ = ldy;
   }
@@ -411,8 +434,8 @@ private:
   {
     cusparseSpMatDescr_t m{};
     CUDALANCZOS_CHECK(cusparseCreateCsr(&m, rows_, cols_, nnz_, const_cast<int *>(rowptr_.data), const_cast<int *>(colind_.data),
-                                        const_cast<double *>(values_.data), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+                                        const_cast<Scalar *>(values_.data), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, blas::kDataType));
     return CusparseSpMat(m);
   }
 
@@ -423,23 +446,23 @@ private:
   {
     cusparse_ = make_cusparse(nullptr);
     matrix_ = matrix_descriptor();
-    DeviceBuffer<double> xs(static_cast<std::size_t>(std::max<index_t>(cols_, 1)), "SpMV setup scratch");
-    DeviceBuffer<double> ys(static_cast<std::size_t>(rows_), "SpMV setup scratch");
+    DeviceBuffer<Scalar> xs(static_cast<std::size_t>(std::max<index_t>(cols_, 1)), "SpMV setup scratch");
+    DeviceBuffer<Scalar> ys(static_cast<std::size_t>(rows_), "SpMV setup scratch");
     CUDALANCZOS_CHECK(cudaMemset(xs.data(), 0, xs.bytes()));
     cusparseDnVecDescr_t v{};
-    CUDALANCZOS_CHECK(cusparseCreateDnVec(&v, cols_, xs.data(), CUDA_R_64F));
+    CUDALANCZOS_CHECK(cusparseCreateDnVec(&v, cols_, xs.data(), blas::kDataType));
     x_ = CusparseDnVec(v);
-    CUDALANCZOS_CHECK(cusparseCreateDnVec(&v, rows_, ys.data(), CUDA_R_64F));
+    CUDALANCZOS_CHECK(cusparseCreateDnVec(&v, rows_, ys.data(), blas::kDataType));
     y_ = CusparseDnVec(v);
-    const double one = 1.0, zero = 0.0;
+    const Scalar one = 1.0, zero = 0.0;
     std::size_t bytes = 0;
     CUDALANCZOS_CHECK(cusparseSpMV_bufferSize(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_.get(),
-                                              x_.get(), &zero, y_.get(), CUDA_R_64F, kAlgorithm, &bytes));
+                                              x_.get(), &zero, y_.get(), blas::kDataType, kAlgorithm, &bytes));
     buffer_ = DeviceBuffer<unsigned char>(bytes, "cuSPARSE SpMV buffer");
     // Preprocessing analyses the matrix once for faster products; it is an optimization, so a library
     // that does not offer it for this algorithm is not an error.
     const cusparseStatus_t preprocess = cusparseSpMV_preprocess(cusparse_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                                                matrix_.get(), x_.get(), &zero, y_.get(), CUDA_R_64F,
+                                                                matrix_.get(), x_.get(), &zero, y_.get(), blas::kDataType,
                                                                 kAlgorithm, buffer_.data());
     if (preprocess != CUSPARSE_STATUS_NOT_SUPPORTED) CUDALANCZOS_CHECK(preprocess);
     wait_for_uploads(); // the scratch vectors go out of scope next
@@ -452,7 +475,7 @@ private:
   bool in_place_ = false; // the caller's device matrix (make_csr_operator_on_device)
   std::string origin_;    // in place: whose memory (description)
   MatrixArray<int> rowptr_, colind_;
-  MatrixArray<double> values_;
+  MatrixArray<Scalar> values_;
   CusparseHandle cusparse_;
   CusparseSpMat matrix_;
   CusparseDnVec x_, y_;
@@ -463,15 +486,15 @@ private:
   mutable CusparseSpMat spmm_matrix_;
   mutable CusparseDnMat spmm_x_, spmm_y_;
   mutable DeviceBuffer<unsigned char> spmm_buffer_;
-  mutable DeviceBuffer<double> interleaved_; // apply_block, unless the vendor flavor was asked for
+  mutable DeviceBuffer<Scalar> interleaved_; // apply_block, unless the vendor flavor was asked for
 };
 
 /// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
 /// pattern of the off-diagonal entries and the diagonal (one value, or a vector when the rows differ).
 /// Built on the host by uniform_pattern(); explicit zeros count as entries like any other value.
 struct UniformPattern {
-  double offdiagonal = 0, diagonal = 0;
-  std::vector<double> diagonal_vector; ///< empty: every row's diagonal is `diagonal`
+  Scalar offdiagonal = 0, diagonal = 0;
+  std::vector<Scalar> diagonal_vector; ///< empty: every row's diagonal is `diagonal`
   std::vector<int> rowptr, colind;
 };
 
@@ -486,11 +509,11 @@ std::optional<UniformPattern> uniform_pattern(const CsrView &A)
   p.rowptr.reserve(static_cast<std::size_t>(A.rows) + 1);
   p.rowptr.push_back(0);
   p.colind.reserve(static_cast<std::size_t>(A.nnz));
-  std::vector<double> diag(static_cast<std::size_t>(A.rows), 0.0);
+  std::vector<Scalar> diag(static_cast<std::size_t>(A.rows), Scalar{});
   for (index_t r = 0; r < A.rows; ++r) {
     bool seen_diagonal = false;
     for (index_t j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
-      const double v = A.values[j];
+      const Scalar v = A.values[j];
       if (A.colind[j] == r) {
         if (seen_diagonal) return std::nullopt;
         seen_diagonal = true;
@@ -506,7 +529,7 @@ std::optional<UniformPattern> uniform_pattern(const CsrView &A)
   }
   if (!have_c) return std::nullopt; // diagonal only: the general kernels are as good
   p.diagonal = diag[0];
-  for (double d : diag)
+  for (const Scalar &d : diag)
     if (std::memcmp(&d, &p.diagonal, sizeof d) != 0) {
       p.diagonal_vector = std::move(diag);
       break;
@@ -537,7 +560,7 @@ public:
   index_t cols() const override { return rows_; }
   int device() const override { return device_; }
 
-  void apply(const double *x, double *y, void *stream) const override
+  void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
     kernels::pattern_spmv(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
@@ -546,7 +569,7 @@ public:
   }
 
   // kernels::pattern_spmm: the pattern read once for the b columns.
-  void apply_block(const double *X, index_t ldx, double *Y, index_t ldy, int b, void *stream) const override
+  void apply_block(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b, void *stream) const override
   {
     if (b == 1) return DeviceOperator::apply_block(X, ldx, Y, ldy, b, stream);
     check_block(ldx, ldy, b);
@@ -559,8 +582,7 @@ public:
 
   std::string description() const override
   {
-    char c[32];
-    std::snprintf(c, sizeof c, "%g", offdiagonal_);
+    const std::string c = scalar_text(offdiagonal_);
     return "CSR " + size_text(rows_, rows_) + ", " + std::to_string(nnz_) + " nonzeros, pattern SpMV (off-diagonal entries all " +
            c + (diagonal_vector_.size() ? ", diagonal stored apart)" : ")");
   }
@@ -573,10 +595,10 @@ private:
   int device_;
   index_t rows_, nnz_, entries_;
   int lanes_ = 1; // per row, kernels::pattern_lanes
-  double offdiagonal_, diagonal_;
+  Scalar offdiagonal_, diagonal_;
   DeviceBuffer<int> rowptr_, colind_;
-  DeviceBuffer<double> diagonal_vector_;
-  mutable DeviceBuffer<double> interleaved_; // apply_block
+  DeviceBuffer<Scalar> diagonal_vector_;
+  mutable DeviceBuffer<Scalar> interleaved_; // apply_block
 };
 
 class CallbackOperator final : public DeviceOperator {
@@ -591,7 +613,7 @@ public:
   index_t rows() const override { return rows_; }
   index_t cols() const override { return cols_; }
   int device() const override { return device_; }
-  void apply(const double *x, double *y, void *stream) const override
+  void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
     apply_(x, y, stream);

@@ -139,21 +139,22 @@ void upload_bytes(void *dst, const void *src, std::size_t bytes)
   });
 }
 
-void upload_matrix(double *dst, std::size_t dst_ld, const double *src, std::size_t src_ld, std::size_t rows, std::size_t cols)
+void upload_matrix(Scalar *dst, std::size_t dst_ld, const Scalar *src, std::size_t src_ld, std::size_t rows, std::size_t cols)
 {
   if (dst_ld < rows || src_ld < rows) throw Error("upload_matrix: a leading dimension is below the row count");
-  if (dst_ld == rows && src_ld == rows) return upload_bytes(dst, src, rows * cols * sizeof(double));
-  // The image is dst_ld x cols doubles; a chunk may start and end inside a column.
-  upload_image(dst, dst_ld * cols * sizeof(double), [=](std::size_t offset, std::size_t length, unsigned char *out) {
-    std::size_t first = offset / sizeof(double); // offsets are multiples of 8: chunks are
-    const std::size_t end = first + length / sizeof(double);
-    auto *o = reinterpret_cast<double *>(out);
+  if (dst_ld == rows && src_ld == rows) return upload_bytes(dst, src, rows * cols * sizeof(Scalar));
+  // The image is dst_ld x cols Scalars; a chunk may start and end inside a column.
+  static_assert(kChunkBytes % sizeof(Scalar) == 0, "a chunk holds whole Scalars");
+  upload_image(dst, dst_ld * cols * sizeof(Scalar), [=](std::size_t offset, std::size_t length, unsigned char *out) {
+    std::size_t first = offset / sizeof(Scalar); // offsets are multiples of the chunk size: whole Scalars
+    const std::size_t end = first + length / sizeof(Scalar);
+    auto *o = reinterpret_cast<Scalar *>(out);
     while (first < end) {
       const std::size_t j = first / dst_ld, i = first % dst_ld;
       const std::size_t n = std::min(dst_ld - i, end - first); // to the end of this column or of the chunk
       const std::size_t real = i < rows ? std::min(rows - i, n) : 0;
-      if (real) std::memcpy(o, src + j * src_ld + i, real * sizeof(double));
-      std::fill(o + real, o + n, 0.0);
+      if (real) std::memcpy(o, src + j * src_ld + i, real * sizeof(Scalar));
+      std::fill(o + real, o + n, Scalar{});
       o += n;
       first += n;
     }

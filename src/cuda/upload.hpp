@@ -27,9 +27,9 @@ void upload_image(void *dst, std::size_t bytes, const ImageFill &fill);
 /// upload_image of a plain host array.
 void upload_bytes(void *dst, const void *src, std::size_t bytes);
 
-/// A rows x cols column-major host matrix with leading dimension `src_ld` into device memory with
-/// leading dimension `dst_ld` >= rows; the padding rows are written as zeros.
-void upload_matrix(double *dst, std::size_t dst_ld, const double *src, std::size_t src_ld, std::size_t rows, std::size_t cols);
+/// A rows x cols column-major host matrix of Scalars with leading dimension `src_ld` into device memory
+/// with leading dimension `dst_ld` >= rows; the padding rows are written as zeros.
+void upload_matrix(Scalar *dst, std::size_t dst_ld, const Scalar *src, std::size_t src_ld, std::size_t rows, std::size_t cols);
 
 /// The staging threads (default: min(8, cores)); 0 restores the default. For benchmarks and tests.
 void set_upload_threads(int threads);

@@ -34,6 +34,7 @@
 #include <climits>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -41,6 +42,8 @@ namespace {
 using namespace cudalanczos;
 
 static_assert(sizeof(PetscInt) == sizeof(int), "the device CSR operators take PETSc's 32-bit indices as they are");
+static_assert(std::is_same_v<PetscScalar, Scalar>,
+              "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
 
 cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
 {
@@ -59,14 +62,15 @@ struct Messages {
   std::vector<PetscMPIInt> send_rank, send_offset, send_count; // our entries, in send-buffer order
   std::vector<MPI_Request> requests;
 
-  void operator()(const double *send, double *recv)
+  // Entries are PetscScalars (MPIU_SCALAR: MPI_DOUBLE, or PETSc's complex type), counted in entries.
+  void operator()(const PetscScalar *send, PetscScalar *recv)
   {
     int n = 0;
     for (std::size_t p = 0; p < recv_rank.size(); ++p)
-      if (MPI_Irecv(recv + recv_offset[p], recv_count[p], MPI_DOUBLE, recv_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
+      if (MPI_Irecv(recv + recv_offset[p], recv_count[p], MPIU_SCALAR, recv_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
         throw Error("halo exchange: MPI_Irecv failed");
     for (std::size_t p = 0; p < send_rank.size(); ++p)
-      if (MPI_Isend(send + send_offset[p], send_count[p], MPI_DOUBLE, send_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
+      if (MPI_Isend(send + send_offset[p], send_count[p], MPIU_SCALAR, send_rank[p], tag, comm, &requests[n++]) != MPI_SUCCESS)
         throw Error("halo exchange: MPI_Isend failed");
     if (n && MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS) throw Error("halo exchange: MPI_Waitall failed");
   }
@@ -78,10 +82,10 @@ struct Allgather {
   std::vector<PetscMPIInt> count, offset;
   PetscMPIInt              mine = 0;
 
-  void operator()(const double *send, double *recv) const
+  void operator()(const PetscScalar *send, PetscScalar *recv) const
   {
-    static const double none = 0; // a rank with no rows still takes part; some MPIs dislike null buffers
-    if (MPI_Allgatherv(mine ? send : &none, mine, MPI_DOUBLE, recv, count.data(), offset.data(), MPI_DOUBLE, comm) != MPI_SUCCESS)
+    static const PetscScalar none = 0; // a rank with no rows still takes part; some MPIs dislike null buffers
+    if (MPI_Allgatherv(mine ? send : &none, mine, MPIU_SCALAR, recv, count.data(), offset.data(), MPIU_SCALAR, comm) != MPI_SUCCESS)
       throw Error("halo exchange: MPI_Allgatherv failed");
   }
 };
@@ -175,7 +179,7 @@ PetscErrorCode AIJBlocks(Mat A, cuda::KernelFlavor flavor, int device, cuda::Dis
   PetscCall(MatSeqAIJGetArrayRead(Ao, &a));
   cuda::RemoteBlock block;
   std::vector<int>    rowptr(1, 0), colind;
-  std::vector<double> values;
+  std::vector<PetscScalar> values;
   PetscCallCXX(colind.reserve(ia[m]));
   PetscCallCXX(values.reserve(ia[m]));
   for (PetscInt r = 0; r < m; ++r) {
@@ -371,7 +375,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
       // a rank without rows takes part in the allgather but needs none of it on its device
       if (rend > rstart) parts.plan.ghost_segments = {{0, rstart}, {rend, N - rend}};
       parts.exchange = std::move(ag);
-    } else parts.exchange = [](const double *, double *) {}; // one rank: nothing to exchange
+    } else parts.exchange = [](const PetscScalar *, PetscScalar *) {}; // one rank: nothing to exchange
     parts.description         = "row-distributed dense over " + std::to_string(size) + (size > 1 ? " ranks (allgather of x)" : " rank");
     if (DenseBlocks(A, rstart, rend, N, flavor, device, in_place, parts)) failure = "see the error above";
   }

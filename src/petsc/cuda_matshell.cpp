@@ -175,7 +175,7 @@ PetscErrorCode MatCreateCUDALanczosShell(MPI_Comm comm, PetscInt n, PetscInt N, 
   PetscCall(CheckOneProcessWithDevice(comm, "MatCreateCUDALanczosShell"));
   PetscCheck(n == N && n >= 0, comm, PETSC_ERR_ARG_SIZ, "MatCreateCUDALanczosShell: n (%" PetscInt_FMT ") must equal N (%" PetscInt_FMT ") on one process", n, N);
   PetscCheck(mult, comm, PETSC_ERR_ARG_NULL, "MatCreateCUDALanczosShell: mult must not be NULL");
-  cudalanczos::cuda::DeviceApply apply = [mult, ctx](const double *x, double *y, void *stream) {
+  cudalanczos::cuda::DeviceApply apply = [mult, ctx](const PetscScalar *x, PetscScalar *y, void *stream) {
     if (mult(ctx, x, y, stream)) throw cudalanczos::Error("the user's device multiply of MatCreateCUDALanczosShell returned an error");
   };
   std::shared_ptr<const cudalanczos::cuda::DeviceOperator> op;

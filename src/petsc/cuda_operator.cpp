@@ -18,11 +18,16 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 namespace {
 
 using namespace cudalanczos;
+
+// PETSc's arrays (host and device) go to the CUDA backend as they are.
+static_assert(std::is_same_v<PetscScalar, Scalar>,
+              "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
 
 // Node-local rank modulo the device count, unless the user chose a device.
 PetscErrorCode PickDevice(EPS eps, int count, int *device, PetscBool *shared)
@@ -562,8 +567,8 @@ PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczo
     std::size_t free_bytes = 0, total_bytes = 0;
     PetscCallCXX(cudalanczos::cuda::device_memory(ctx->device_used, &free_bytes, &total_bytes));
     // A cached backend's basis is released before the new one is allocated: count it as free.
-    if (ctx->backend_cache) free_bytes += static_cast<std::size_t>(ctx->backend_cache->basis_columns()) * eps->nloc * sizeof(double);
-    const double columns = 0.5 * static_cast<double>(free_bytes) / (sizeof(double) * static_cast<double>(eps->nloc)) - 3;
+    if (ctx->backend_cache) free_bytes += static_cast<std::size_t>(ctx->backend_cache->basis_columns()) * eps->nloc * sizeof(PetscScalar);
+    const double columns = 0.5 * static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc)) - 3;
     limit = PetscMin(limit, (PetscInt)PetscMax(0.0, PetscMin(columns, 1e9)));
   }
 #else
@@ -626,10 +631,11 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
   PetscCall(VecNorm(Ax, NORM_2, &nAx));
   PetscCall(VecNorm(Ay, NORM_2, &nAy));
   // Rounding in two products and two dot products of length n is at most ~ n eps (|y||Ax| + |x||Ay|);
-  // in practice sqrt(n) eps. A nonsymmetric matrix differs at O(1) relative to the same scale.
+  // in practice sqrt(n) eps. A nonsymmetric matrix differs at O(1) relative to the same scale. Complex:
+  // VecDot(Ax, y) = y^H A x, which for a Hermitian A is conj(x^H A y) (PetscConj is the identity on reals).
   const PetscReal scale = ny * nAx + nx * nAy;
   const PetscReal bound = 64 * PETSC_MACHINE_EPSILON * PetscSqrtReal((PetscReal)eps->n) * scale;
-  const PetscReal diff  = PetscAbsScalar(yAx - xAy);
+  const PetscReal diff  = PetscAbsScalar(yAx - PetscConj(xAy));
   PetscCall(PetscInfo(eps, "symmetry probe: |y'Ax - x'Ay| = %g, rounding bound %g\n", (double)diff, (double)bound));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));

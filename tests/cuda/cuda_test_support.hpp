@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <ostream>
@@ -32,6 +34,9 @@ inline ::testing::Environment *const release_process_state_at_exit = ::testing::
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+/// Units of eps per term in the kernel tests' bounds: a real fused multiply-add rounds once per term;
+/// a complex product-and-add rounds up to twice per part, and |re| + |im| <= sqrt(2) |z|.
+constexpr double ulps = kComplexScalars ? 4 : 2;
 
 /// Sizes that are not multiples of a warp, a block or a vector width.
 inline const std::vector<index_t> &odd_sizes()
@@ -61,13 +66,26 @@ private:
   Stream stream_;
 };
 
-/// n pseudo-random entries in [-1, 1); a different seed for every input of every case.
-inline std::vector<double> random_vector(std::size_t n, std::uint64_t seed)
+/// n pseudo-random Scalars, parts in [-1, 1) (genuinely complex in a complex build); a different seed
+/// for every input of every case.
+inline std::vector<Scalar> random_vector(std::size_t n, std::uint64_t seed)
+{
+  std::vector<Scalar> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = random_scalar(seed, static_cast<std::int64_t>(i));
+  return v;
+}
+
+/// n pseudo-random reals in [-1, 1) (the real parts of random_vector).
+inline std::vector<double> random_reals(std::size_t n, std::uint64_t seed)
 {
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = random_entry(seed, static_cast<std::int64_t>(i));
   return v;
 }
+
+/// Whether either part is NaN.
+inline bool is_nan(double x) { return std::isnan(x); }
+inline bool is_nan(const std::complex<double> &z) { return std::isnan(z.real()) || std::isnan(z.imag()); }
 
 /// Waits for work queued on the default stream: cudaMemset, and cudaMemcpy from pageable memory, may
 /// return before the device is done, and the tests' kernels run on a non-blocking stream that does not
@@ -94,10 +112,12 @@ std::vector<T> download(const T *d, std::size_t count)
   return h;
 }
 
-/// Fills device memory with NaN (all bits set), so that an entry a kernel forgot to write fails.
-inline void poison(double *d, std::size_t count)
+/// Fills device memory with NaN (all bits set: both parts of a complex), so that an entry a kernel
+/// forgot to write fails.
+template <class T>
+void poison(T *d, std::size_t count)
 {
-  if (count) CUDALANCZOS_CHECK(cudaMemset(d, 0xff, count * sizeof(double)));
+  if (count) CUDALANCZOS_CHECK(cudaMemset(d, 0xff, count * sizeof(T)));
   wait_default_stream();
 }
 

@@ -1,6 +1,8 @@
 // The CUDA backend against the host reference backend (HostBackend), operation by operation, for both
 // kernel flavors; the device operators against host products; a whole Lanczos solve on both backends;
-// and the error paths (messages that name the call, out-of-memory sizes).
+// and the error paths (messages that name the call, out-of-memory sizes). In a complex build the data are
+// genuinely complex (Hermitian matrices, complex bases and coefficients: test_matrices.hpp), so every
+// inner product is checked with its conjugation against the host reference (V^H w).
 #include "../core/restart_arrow.hpp"
 #include "core/b_inner_product_backend.hpp"
 #include "core/constrained_backend.hpp"
@@ -23,15 +25,15 @@ namespace {
 /// A dense n x n matrix (column-major, leading dimension ld, NaN padding) and its host product.
 struct Dense {
   index_t rows, cols, ld;
-  std::vector<double> a;
-  void apply(const double *x, double *y) const
+  std::vector<Scalar> a; // Scalars: complex Hermitian (random_dense's `symmetric`) in a complex build
+  void apply(const Scalar *x, Scalar *y) const
   {
     for (index_t i = 0; i < rows; ++i) y[i] = 0;
     for (index_t j = 0; j < cols; ++j)
       for (index_t i = 0; i < rows; ++i) y[i] += a[i + j * ld] * x[j];
   }
   /// sum_j |a_ij x_j|: the scale of entry i of A x, for tolerances.
-  std::vector<double> scale(const double *x) const
+  std::vector<double> scale(const Scalar *x) const
   {
     std::vector<double> s(static_cast<std::size_t>(rows), 0.0);
     for (index_t j = 0; j < cols; ++j)
@@ -41,27 +43,30 @@ struct Dense {
   DenseView view() const { return {rows, cols, ld, a.data()}; }
 };
 
+/// Random Scalars (genuinely complex in a complex build); `symmetric`: Hermitian (A[i, j] = conj(A[j, i]),
+/// a real diagonal: test_matrices.hpp's random_hermitian in the complex build).
 Dense random_dense(index_t rows, index_t cols, index_t ld, std::uint64_t seed, bool symmetric = false)
 {
-  Dense d{rows, cols, ld, std::vector<double>(static_cast<std::size_t>(ld * cols), nan)};
+  Dense d{rows, cols, ld, std::vector<Scalar>(static_cast<std::size_t>(ld * cols), nan)};
   for (index_t j = 0; j < cols; ++j)
     for (index_t i = 0; i < rows; ++i) {
       const index_t lo = symmetric ? std::min(i, j) : i, hi = symmetric ? std::max(i, j) : j;
-      d.a[i + j * ld] = random_entry(seed, lo + hi * rows);
+      const Scalar a = symmetric && i == j ? Scalar(random_entry(seed, lo + hi * rows)) : random_scalar(seed, lo + hi * rows);
+      d.a[i + j * ld] = symmetric && i > j ? conj_of(a) : a;
     }
   return d;
 }
 
 /// Every column of `b` as host vectors.
-std::vector<std::vector<double>> columns(const Backend &b)
+std::vector<std::vector<Scalar>> columns(const Backend &b)
 {
-  std::vector<std::vector<double>> c(static_cast<std::size_t>(b.basis_columns()),
-                                     std::vector<double>(static_cast<std::size_t>(b.local_size())));
+  std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(b.basis_columns()),
+                                     std::vector<Scalar>(static_cast<std::size_t>(b.local_size())));
   for (int j = 0; j < b.basis_columns(); ++j) b.get_column(j, c[j].data());
   return c;
 }
 
-double dot_abs(const std::vector<double> &x, const std::vector<double> &y)
+double dot_abs(const std::vector<Scalar> &x, const std::vector<Scalar> &y)
 {
   double s = 0;
   for (std::size_t i = 0; i < x.size(); ++i) s += std::abs(x[i] * y[i]);
@@ -90,7 +95,7 @@ protected:
         for (int i = 0; i < count; ++i) v[i] *= 2;
       };
     };
-    host_ = std::make_unique<HostBackend>(n_, n_ + 20, 7, [this](const double *x, double *y) { A_.apply(x, y); },
+    host_ = std::make_unique<HostBackend>(n_, n_ + 20, 7, [this](const Scalar *x, Scalar *y) { A_.apply(x, y); },
                                           reducer(host_log_));
     BackendConfig config;
     config.local_size = n_;
@@ -102,6 +107,9 @@ protected:
     host_->resize_basis(kColumns);
     cuda_->resize_basis(kColumns);
     for (int j = 0; j < kColumns; ++j) host_->set_random(j, 100 + j);
+    // genuinely complex columns in a complex build (set_random's are real)
+    if constexpr (kComplexScalars)
+      for (int j = 0; j < kColumns; ++j) host_->set_column(j, random_vector(static_cast<std::size_t>(n_), 100 + j).data());
     sync_from_host();
   }
 
@@ -114,9 +122,9 @@ protected:
   /// Column j of both backends agree entry by entry within tol[i] (or exactly, when tol is empty).
   void expect_column(int j, const std::vector<double> &tol = {})
   {
-    std::vector<double> got(static_cast<std::size_t>(n_));
+    std::vector<Scalar> got(static_cast<std::size_t>(n_));
     cuda_->get_column(j, got.data());
-    const double *ref = host_->column(j);
+    const Scalar *ref = host_->column(j);
     for (index_t i = 0; i < n_; ++i) {
       if (tol.empty())
         ASSERT_EQ(got[i], ref[i]) << "column " << j << " entry " << i;
@@ -127,12 +135,12 @@ protected:
 
   /// After both backends ran rotate(k, m, Q, ldq) on the columns `c` (taken before it): columns 0..m-1
   /// agree to the rounding of V[:, 0:k] Q, the columns from k on are untouched.
-  void expect_rotated(const std::vector<std::vector<double>> &c, const std::vector<double> &Q, int k, int m, int ldq)
+  void expect_rotated(const std::vector<std::vector<Scalar>> &c, const std::vector<Scalar> &Q, int k, int m, int ldq)
   {
     for (int j = 0; j < m; ++j) {
       std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
       for (index_t i = 0; i < n_; ++i)
-        for (int l = 0; l < k; ++l) tol[i] += 2 * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+        for (int l = 0; l < k; ++l) tol[i] += ulps * (k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
       expect_column(j, tol);
     }
     for (int j = k; j < kColumns; ++j) expect_column(j);
@@ -160,7 +168,7 @@ TEST_P(CudaBackendOps, ApplyOperatorIsEquivalentToRef)
   host_->apply_operator(0, 1);
   cuda_->apply_operator(0, 1);
   std::vector<double> tol = A_.scale(host_->column(0));
-  for (double &t : tol) t *= 2 * (n_ + 1) * eps;
+  for (double &t : tol) t *= ulps * (n_ + 1) * eps;
   expect_column(1, tol);
   expect_column(0); // the source is untouched
 }
@@ -170,13 +178,13 @@ TEST_P(CudaBackendOps, ProjectIsEquivalentToRef)
   const auto c = columns(*host_);
   for (auto [first, k, col] : {std::tuple{0, 4, 5}, std::tuple{0, 6, 5}, std::tuple{3, 0, 2}, std::tuple{2, 10, 11}}) {
     SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col));
-    std::vector<double> ref(k + 1), got(k + 1, nan);
+    std::vector<Scalar> ref(k + 1), got(k + 1, nan);
     host_->project(first, k, col, ref.data());
     cuda_->project(first, k, col, got.data());
     for (int i = 0; i <= k; ++i) {
       const auto &v = i < k ? c[first + i] : c[col];
       // Both results went through the doubling reducer: the scale doubles too.
-      ASSERT_LE(std::abs(got[i] - ref[i]), 4 * (n_ + 1) * eps * dot_abs(v, c[col])) << "output " << i;
+      ASSERT_LE(std::abs(got[i] - ref[i]), 2 * ulps * (n_ + 1) * eps * dot_abs(v, c[col])) << "output " << i;
     }
   }
   EXPECT_EQ(host_log_, cuda_log_);
@@ -188,12 +196,12 @@ TEST_P(CudaBackendOps, ProjectWithIsEquivalentToRef)
   const auto c = columns(*host_);
   for (auto [first, k, col, with] : {std::tuple{0, 4, 5, 6}, std::tuple{0, 6, 5, 11}, std::tuple{3, 0, 2, 9}, std::tuple{2, 9, 11, 11}}) {
     SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col) + " with " + std::to_string(with));
-    std::vector<double> ref(k + 1), got(k + 1, nan);
+    std::vector<Scalar> ref(k + 1), got(k + 1, nan);
     host_->project_with(first, k, col, with, ref.data());
     cuda_->project_with(first, k, col, with, got.data());
     for (int i = 0; i <= k; ++i) {
       const auto &v = i < k ? c[first + i] : c[col];
-      ASSERT_LE(std::abs(got[i] - ref[i]), 4 * (n_ + 1) * eps * dot_abs(v, c[with])) << "output " << i;
+      ASSERT_LE(std::abs(got[i] - ref[i]), 2 * ulps * (n_ + 1) * eps * dot_abs(v, c[with])) << "output " << i;
     }
   }
   EXPECT_EQ(host_log_, cuda_log_);
@@ -202,7 +210,7 @@ TEST_P(CudaBackendOps, ProjectWithIsEquivalentToRef)
 /// Per-entry rounding bound of column `col` after col -= sum_j coef[j] column(first + j), from the columns
 /// `c` before it (both backends' rounding, doubled); *scale2, if given, gets the sum of the squared
 /// scales (the bound of w.w follows from it).
-std::vector<double> subtract_tolerance(const std::vector<std::vector<double>> &c, const std::vector<double> &coef, int first,
+std::vector<double> subtract_tolerance(const std::vector<std::vector<Scalar>> &c, const std::vector<Scalar> &coef, int first,
                                        int col, double *scale2 = nullptr)
 {
   const std::size_t n = c[static_cast<std::size_t>(col)].size();
@@ -211,7 +219,7 @@ std::vector<double> subtract_tolerance(const std::vector<std::vector<double>> &c
   for (std::size_t i = 0; i < n; ++i) {
     double s = std::abs(c[static_cast<std::size_t>(col)][i]);
     for (std::size_t j = 0; j < coef.size(); ++j) s += std::abs(coef[j] * c[first + j][i]);
-    tol[i] = 2 * 4 * eps * s;
+    tol[i] = 2 * 2 * ulps * eps * s;
     s2 += s * s;
   }
   if (scale2) *scale2 = s2;
@@ -221,16 +229,16 @@ std::vector<double> subtract_tolerance(const std::vector<std::vector<double>> &c
 TEST_P(CudaBackendOps, SubtractIsEquivalentToRef)
 {
   const auto c = columns(*host_);
-  const std::vector<double> coef{0.5, -0.25, 1.75};
+  const std::vector<Scalar> coef{0.5, make_scalar(-0.25, 0.75), 1.75}; // complex in a complex build (the real build keeps the real parts)
   const double ref = host_->subtract(1, 3, coef.data(), 6);
   const double got = cuda_->subtract(1, 3, coef.data(), 6);
   double tol2 = 0;
   expect_column(6, subtract_tolerance(c, coef, 1, 6, &tol2));
-  EXPECT_LE(std::abs(got - ref), 2 * 4 * (n_ + 5) * eps * tol2) << "got " << got << " ref " << ref;
+  EXPECT_LE(std::abs(got - ref), 2 * 2 * ulps * (n_ + 5) * eps * tol2) << "got " << got << " ref " << ref;
 
   // k = 0: only the norm.
   EXPECT_LE(std::abs(cuda_->subtract(0, 0, nullptr, 3) - host_->subtract(0, 0, nullptr, 3)),
-            2 * 4 * (n_ + 1) * eps * dot_abs(c[3], c[3]));
+            2 * 2 * ulps * (n_ + 1) * eps * dot_abs(c[3], c[3]));
   EXPECT_EQ(host_log_, cuda_log_);
 }
 
@@ -238,7 +246,7 @@ TEST_P(CudaBackendOps, UpdateIsEquivalentToRef)
 {
   // subtract without the norm: the same column, and no reduction on either backend.
   const auto c = columns(*host_);
-  const std::vector<double> coef{0.5, -0.25, 1.75};
+  const std::vector<Scalar> coef{make_scalar(0.5, -1.25), -0.25, 1.75};
   const auto before_host = host_log_, before_cuda = cuda_log_;
   host_->update(1, 3, coef.data(), 6);
   cuda_->update(1, 3, coef.data(), 6);
@@ -253,7 +261,7 @@ TEST_P(CudaBackendOps, PlantedBreakdownSubtractIsEquivalentToRef)
   // beta = 0 planted: column 8 is a copy of column 2, so w - 1 * v_2 is exactly zero on both.
   host_->copy_column(2, 8);
   cuda_->copy_column(2, 8);
-  const double one = 1.0;
+  const Scalar one = 1.0;
   EXPECT_EQ(host_->subtract(2, 1, &one, 8), 0.0);
   EXPECT_EQ(cuda_->subtract(2, 1, &one, 8), 0.0);
   expect_column(8);
@@ -276,24 +284,24 @@ TEST_P(CudaBackendOps, ScaleAndCopyAreEquivalentToRef)
 TEST_P(CudaBackendOps, ColumnDeviceCopiesAreEquivalentToRef)
 {
   const std::size_t n = static_cast<std::size_t>(n_);
-  DeviceBuffer<double> d(std::max<std::size_t>(n, 1));
-  PinnedBuffer<double> h(std::max<std::size_t>(n, 1));
+  DeviceBuffer<Scalar> d(std::max<std::size_t>(n, 1));
+  PinnedBuffer<Scalar> h(std::max<std::size_t>(n, 1));
   for (int j : {0, 5, kColumns - 1}) {
     poison(d.data(), n);
     ASSERT_TRUE(cuda_->get_column_device(j, d.data(), stream()));
     // queued at once behind the copy: the stream must wait for it
-    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(h.data(), d.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(h.data(), d.data(), n * sizeof(Scalar), cudaMemcpyDeviceToHost, stream()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(h.data()[i], host_->column(j)[i]) << "column " << j << " entry " << i;
   }
   for (int j : {1, 7}) {
-    const std::vector<double> v = random_vector(n, 900 + j);
+    const std::vector<Scalar> v = random_vector(n, 900 + j);
     std::copy(v.begin(), v.end(), h.data());
     // the caller's upload is still queued when set_column_device is called, and the caller overwrites
     // its array right after: the copy must sit between the two
-    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream()));
+    if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(Scalar), cudaMemcpyHostToDevice, stream()));
     ASSERT_TRUE(cuda_->set_column_device(j, d.data(), stream()));
-    if (n) CUDALANCZOS_CHECK(cudaMemsetAsync(d.data(), 0xff, n * sizeof(double), stream()));
+    if (n) CUDALANCZOS_CHECK(cudaMemsetAsync(d.data(), 0xff, n * sizeof(Scalar), stream()));
     host_->set_column(j, v.data());
     expect_column(j);
   }
@@ -308,10 +316,10 @@ TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
 {
   const std::size_t n = static_cast<std::size_t>(n_);
   if (n_ < 4) GTEST_SKIP() << "too few rows for two constraints and a start vector";
-  const std::vector<double> z0 = random_vector(n, 31), z1 = random_vector(n, 32), x = random_vector(n, 33);
-  std::vector<double> dup_ = z0; // in the span of z0: dropped
-  for (double &e : dup_) e *= -3;
-  const std::vector<double> &dup = dup_;
+  const std::vector<Scalar> z0 = random_vector(n, 31), z1 = random_vector(n, 32), x = random_vector(n, 33);
+  std::vector<Scalar> dup_ = z0; // in the span of z0: dropped
+  for (Scalar &e : dup_) e *= -3.0;
+  const std::vector<Scalar> &dup = dup_;
   BackendConfig config; // one process (no reducer): the dependent constraint is then recognised as such
   config.local_size = n_;
   config.global_size = n_;
@@ -321,9 +329,9 @@ TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
     ConstrainedBackend c(*inner, 3);
     c.resize_basis(4);
     std::vector<bool> kept;
-    for (const std::vector<double> *z : {&z0, &z1, &dup}) {
+    for (const std::vector<Scalar> *z : {&z0, &z1, &dup}) {
       if (device) {
-        DeviceBuffer<double> d = upload(*z);
+        DeviceBuffer<Scalar> d = upload(*z);
         bool k = false;
         EXPECT_TRUE(c.add_constraint_device(d.data(), stream(), &k));
         CUDALANCZOS_CHECK(cudaStreamSynchronize(stream())); // d is freed next
@@ -331,13 +339,13 @@ TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
       } else kept.push_back(c.add_constraint(z->data()));
     }
     if (device) {
-      DeviceBuffer<double> d = upload(x);
+      DeviceBuffer<Scalar> d = upload(x);
       EXPECT_TRUE(c.set_column_device(0, d.data(), stream()));
       CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
     } else c.set_column(0, x.data());
-    std::vector<double> out(n), back(n);
+    std::vector<Scalar> out(n), back(n);
     c.get_column(0, out.data());
-    DeviceBuffer<double> d(n);
+    DeviceBuffer<Scalar> d(n);
     EXPECT_TRUE(c.get_column_device(0, d.data(), stream()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
     back = download(d.data(), n);
@@ -353,16 +361,16 @@ TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)
 TEST_P(CudaBackendOps, CombineIsEquivalentToRef)
 {
   const auto c = columns(*host_);
-  const std::vector<double> coef{0.5, -0.25, 1.75, 3.0};
+  const std::vector<Scalar> coef{0.5, make_scalar(-0.25, 0.5), 1.75, make_scalar(3.0, -2.0)};
   host_->combine(0, 4, coef.data(), 7);
   cuda_->combine(0, 4, coef.data(), 7);
   std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
   for (index_t i = 0; i < n_; ++i)
-    for (int j = 0; j < 4; ++j) tol[i] += 2 * 5 * eps * std::abs(coef[j] * c[j][i]);
+    for (int j = 0; j < 4; ++j) tol[i] += ulps * 5 * eps * std::abs(coef[j] * c[j][i]);
   expect_column(7, tol);
 
   // k = 0: the empty sum, even over NaN.
-  const std::vector<double> nans(static_cast<std::size_t>(n_), nan);
+  const std::vector<Scalar> nans(static_cast<std::size_t>(n_), nan);
   host_->set_column(8, nans.data());
   cuda_->set_column(8, nans.data());
   host_->combine(0, 0, nullptr, 8);
@@ -374,7 +382,7 @@ TEST_P(CudaBackendOps, RotateIsEquivalentToRef)
 {
   const auto c = columns(*host_);
   const int k = 6, m = 4, ldq = 8;
-  const std::vector<double> Q = random_vector(ldq * m, 8100);
+  const std::vector<Scalar> Q = random_vector(ldq * m, 8100);
   host_->rotate(k, m, Q.data(), ldq);
   cuda_->rotate(k, m, Q.data(), ldq);
   expect_rotated(c, Q, k, m, ldq);
@@ -397,25 +405,25 @@ TEST_P(CudaBackendOps, RotateOfManyColumnsIsEquivalentToRef)
       host_->set_random(j, 300 + j);
       cuda_->set_column(j, host_->column(j));
     }
-    std::vector<std::vector<double>> c(static_cast<std::size_t>(sh.k));
+    std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(sh.k));
     for (int j = 0; j < sh.k; ++j) c[j].assign(host_->column(j), host_->column(j) + n_);
     const int ldq = sh.k + 1;
-    std::vector<double> Q = random_vector(ldq * sh.m, 8300 + sh.k);
+    std::vector<Scalar> Q = random_vector(ldq * sh.m, 8300 + sh.k);
     for (int j = 0; j < sh.locked; ++j)
       for (int i = 0; i < sh.k; ++i) Q[i + j * ldq] = i == j ? 1.0 : 0.0;
     for (int j = sh.locked; j < sh.m; ++j)
       for (int i = 0; i < sh.locked; ++i) Q[i + j * ldq] = 0.0;
     host_->rotate(sh.k, sh.m, Q.data(), ldq);
     cuda_->rotate(sh.k, sh.m, Q.data(), ldq);
-    std::vector<double> got(static_cast<std::size_t>(n_));
+    std::vector<Scalar> got(static_cast<std::size_t>(n_));
     for (int j = 0; j < cols; ++j) {
       if (j >= sh.m && j < sh.k) continue; // unspecified afterwards (Backend::rotate)
       cuda_->get_column(j, got.data());
-      const double *ref = host_->column(j);
+      const Scalar *ref = host_->column(j);
       for (index_t i = 0; i < n_; ++i) {
         double tol = 0; // untouched columns (locked, and from k on) exactly
         if (j >= sh.locked && j < sh.m)
-          for (int l = 0; l < sh.k; ++l) tol += 2 * (sh.k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
+          for (int l = 0; l < sh.k; ++l) tol += ulps * (sh.k + 1) * eps * std::abs(Q[l + j * ldq] * c[l][i]);
         ASSERT_LE(std::abs(got[i] - ref[i]), tol) << "column " << j << " entry " << i;
       }
     }
@@ -431,7 +439,7 @@ TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
   for (bool pure : {true, false}) {
     SCOPED_TRACE(pure ? "identity on 0..1" : "e_0 first, but row 0 used later");
     const auto c = columns(*host_);
-    std::vector<double> Q = random_vector(ldq * m, 8200);
+    std::vector<Scalar> Q = random_vector(ldq * m, 8200);
     for (int j = 0; j < 2; ++j)
       for (int i = 0; i < k; ++i) Q[i + j * ldq] = i == j ? 1.0 : 0.0;
     for (int j = 2; j < m; ++j) Q[0 + j * ldq] = Q[1 + j * ldq] = 0.0;
@@ -444,7 +452,7 @@ TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
 
 TEST_P(CudaBackendOps, BadArgumentsThrowLikeRef)
 {
-  double out[2];
+  Scalar out[2];
   EXPECT_THROW(cuda_->project(0, 1, kColumns, out), Error);
   EXPECT_THROW(cuda_->scale(-1, 1.0), Error);
   EXPECT_THROW(cuda_->rotate(3, 4, out, 3), Error);
@@ -467,7 +475,7 @@ TEST_P(CudaBackendOps, ProjectBlockIsEquivalentToRef)
     SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col) + " b " +
                  std::to_string(b));
     const int ld = k + b;
-    std::vector<double> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
+    std::vector<Scalar> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
     const std::size_t calls = cuda_log_.size();
     host_->project_block(first, k, col, b, ref.data());
     cuda_->project_block(first, k, col, b, got.data());
@@ -477,7 +485,7 @@ TEST_P(CudaBackendOps, ProjectBlockIsEquivalentToRef)
     for (int j = 0; j < b; ++j)
       for (int i = 0; i < ld; ++i) {
         const auto &v = i < k ? c[first + i] : c[col + i - k];
-        ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 4 * (n_ + 1) * eps * dot_abs(v, c[col + j]))
+        ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 2 * ulps * (n_ + 1) * eps * dot_abs(v, c[col + j]))
             << "entry (" << i << ", " << j << ")";
       }
   }
@@ -488,7 +496,7 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   // Two updates queued back to back (the second stages its C while the first may still be queued), on
   // disjoint columns, with ldc > k; then k = 0. No reduction on either backend.
   const auto c = columns(*host_);
-  const std::vector<double> C1 = random_vector(5 * 4, 8300), C2 = random_vector(3 * 3, 8301);
+  const std::vector<Scalar> C1 = random_vector(5 * 4, 8300), C2 = random_vector(3 * 3, 8301);
   const auto before_host = host_log_, before_cuda = cuda_log_;
   for (Backend *be : {static_cast<Backend *>(host_.get()), cuda_.get()}) {
     be->update_block(1, 3, C1.data(), 5, 6, 4);  // columns 6..9 -= V[:, 1:4] C1
@@ -497,8 +505,8 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   }
   EXPECT_EQ(host_log_, before_host);
   EXPECT_EQ(cuda_log_, before_cuda);
-  const auto coef = [](const std::vector<double> &C, int ldc, int k, int j) {
-    return std::vector<double>(C.begin() + j * ldc, C.begin() + j * ldc + k);
+  const auto coef = [](const std::vector<Scalar> &C, int ldc, int k, int j) {
+    return std::vector<Scalar>(C.begin() + j * ldc, C.begin() + j * ldc + k);
   };
   for (int j = 0; j < 4; ++j) expect_column(6 + j, subtract_tolerance(c, coef(C1, 5, 3, j), 1, 6 + j));
   for (int j = 0; j < 3; ++j) expect_column(2 + j, subtract_tolerance(c, coef(C2, 3, 2, j), 10, 2 + j));
@@ -512,13 +520,13 @@ TEST_P(CudaBackendOps, TransformBlockIsEquivalentToRef)
     SCOPED_TRACE("col " + std::to_string(col) + " b " + std::to_string(b) + " ldm " + std::to_string(ldm));
     sync_from_host();
     const auto c = columns(*host_);
-    const std::vector<double> M = random_vector(static_cast<std::size_t>(ldm * b), seed++);
+    const std::vector<Scalar> M = random_vector(static_cast<std::size_t>(ldm * b), seed++);
     host_->transform_block(col, b, M.data(), ldm);
     cuda_->transform_block(col, b, M.data(), ldm);
     for (int j = 0; j < b; ++j) {
       std::vector<double> tol(static_cast<std::size_t>(n_), 0.0);
       for (index_t i = 0; i < n_; ++i)
-        for (int l = 0; l < b; ++l) tol[i] += 2 * (b + 1) * eps * std::abs(M[l + j * ldm] * c[col + l][i]);
+        for (int l = 0; l < b; ++l) tol[i] += ulps * (b + 1) * eps * std::abs(M[l + j * ldm] * c[col + l][i]);
       expect_column(col + j, tol);
     }
     for (int j = 0; j < kColumns; ++j)
@@ -528,7 +536,7 @@ TEST_P(CudaBackendOps, TransformBlockIsEquivalentToRef)
 
 TEST_P(CudaBackendOps, BlockBadArgumentsThrowLikeRef)
 {
-  std::vector<double> out(256), C(64, 1.0);
+  std::vector<Scalar> out(256), C(64, 1.0);
   for (Backend *be : {static_cast<Backend *>(host_.get()), cuda_.get()}) {
     SCOPED_TRACE(be->name());
     EXPECT_THROW(be->apply_operator_block(0, 2, 3), Error);  // overlapping blocks
@@ -575,15 +583,15 @@ TEST_F(DeviceOperators, DenseOperatorIsEquivalentToRef)
       EXPECT_EQ(op->rows(), rows);
       EXPECT_EQ(op->cols(), cols);
       EXPECT_FALSE(op->description().empty());
-      const std::vector<double> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
-      std::vector<double> ref(static_cast<std::size_t>(rows));
+      const std::vector<Scalar> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
+      std::vector<Scalar> ref(static_cast<std::size_t>(rows));
       A.apply(x.data(), ref.data());
       const std::vector<double> scale = A.scale(x.data());
-      DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(rows));
+      DeviceBuffer<Scalar> dx = upload(x), dy(static_cast<std::size_t>(rows));
       poison(dy.data(), dy.size());
       op->apply(dx.data(), dy.data(), stream());
-      const std::vector<double> y = download(dy.data(), dy.size());
-      for (index_t i = 0; i < rows; ++i) ASSERT_LE(std::abs(y[i] - ref[i]), 2 * (cols + 1) * eps * scale[i]) << "row " << i;
+      const std::vector<Scalar> y = download(dy.data(), dy.size());
+      for (index_t i = 0; i < rows; ++i) ASSERT_LE(std::abs(y[i] - ref[i]), ulps * (cols + 1) * eps * scale[i]) << "row " << i;
     }
 }
 
@@ -598,18 +606,19 @@ TEST_F(DeviceOperators, CsrOperatorIsEquivalentToRef)
       const auto op = make_csr_operator({A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(),
                                          A.colind.data(), A.values.data()},
                                         f, -1);
-      const std::vector<double> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
-      DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(rows));
+      const std::vector<Scalar> x = random_vector(static_cast<std::size_t>(cols), seed + 1);
+      DeviceBuffer<Scalar> dx = upload(x), dy(static_cast<std::size_t>(rows));
       poison(dy.data(), dy.size());
       op->apply(dx.data(), dy.data(), stream());
-      const std::vector<double> y = download(dy.data(), dy.size());
+      const std::vector<Scalar> y = download(dy.data(), dy.size());
       for (index_t r = 0; r < rows; ++r) {
-        double ref = 0, scale = 0;
+        Scalar ref = 0;
+        double scale = 0;
         for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
           ref += A.values[j] * x[A.colind[j]];
           scale += std::abs(A.values[j] * x[A.colind[j]]);
         }
-        ASSERT_LE(std::abs(y[r] - ref), 2 * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * scale) << "row " << r;
+        ASSERT_LE(std::abs(y[r] - ref), ulps * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * scale) << "row " << r;
       }
     }
 }
@@ -617,7 +626,7 @@ TEST_F(DeviceOperators, CsrOperatorIsEquivalentToRef)
 TEST_F(DeviceOperators, InvalidCsrIsRejected)
 {
   const std::vector<int> rowptr{0, 1, 2}, colind{0, 5};
-  const std::vector<double> values{1.0, 2.0};
+  const std::vector<Scalar> values{1.0, 2.0};
   EXPECT_THROW(make_csr_operator({2, 2, 2, rowptr.data(), colind.data(), values.data()}, KernelFlavor::Custom, -1), Error);
 }
 
@@ -625,16 +634,16 @@ TEST_F(DeviceOperators, InvalidCsrIsRejected)
 TEST_F(DeviceOperators, CallbackOperatorIsEquivalentToRef)
 {
   for (index_t n : odd_sizes()) {
-    const auto twice = [n](const double *x, double *y, void *s) {
+    const auto twice = [n](const Scalar *x, Scalar *y, void *s) {
       const auto stream = static_cast<cudaStream_t>(s);
-      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(Scalar), cudaMemcpyDeviceToDevice, stream));
       kernels::scale(n, 2.0, y, stream);
     };
     BackendConfig config;
     config.local_size = config.global_size = n;
     auto cuda = make_cuda_backend(config, make_callback_operator(n, n, twice, "2 I", -1));
-    HostBackend host(n, n, 0, [n](const double *x, double *y) {
-      for (index_t i = 0; i < n; ++i) y[i] = 2 * x[i];
+    HostBackend host(n, n, 0, [n](const Scalar *x, Scalar *y) {
+      for (index_t i = 0; i < n; ++i) y[i] = 2.0 * x[i];
     });
     cuda->resize_basis(2);
     host.resize_basis(2);
@@ -642,7 +651,7 @@ TEST_F(DeviceOperators, CallbackOperatorIsEquivalentToRef)
     host.set_random(0, 5);
     cuda->apply_operator(0, 1);
     host.apply_operator(0, 1);
-    std::vector<double> got(static_cast<std::size_t>(n));
+    std::vector<Scalar> got(static_cast<std::size_t>(n));
     cuda->get_column(1, got.data());
     for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], host.column(1)[i]);
   }
@@ -654,8 +663,8 @@ TEST_F(DeviceOperators, HostApplyFallbackIsEquivalentToRef)
     const Dense A = random_dense(n, n, n + 2, 9900 + n);
     BackendConfig config;
     config.local_size = config.global_size = n;
-    auto cuda = make_cuda_backend(config, nullptr, [&A](const double *x, double *y) { A.apply(x, y); });
-    HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+    auto cuda = make_cuda_backend(config, nullptr, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
+    HostBackend host(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
     cuda->resize_basis(3);
     host.resize_basis(3);
     for (int rep = 0; rep < 2; ++rep) { // twice: the pinned buffers are reused
@@ -663,7 +672,7 @@ TEST_F(DeviceOperators, HostApplyFallbackIsEquivalentToRef)
       host.set_random(rep, 11 + rep);
       cuda->apply_operator(rep, 2);
       host.apply_operator(rep, 2);
-      std::vector<double> got(static_cast<std::size_t>(n));
+      std::vector<Scalar> got(static_cast<std::size_t>(n));
       cuda->get_column(2, got.data());
       for (index_t i = 0; i < n; ++i) ASSERT_EQ(got[i], host.column(2)[i]); // the same host function
     }
@@ -680,11 +689,21 @@ TEST_F(DeviceOperators, MismatchedOperatorIsRejected)
 }
 
 /// y = A x for a host CSR matrix, and sum_j |a_ij x_j| (the scale of y_i) when `absolute`.
-void csr_apply(const Csr &A, const double *x, double *y, bool absolute = false)
+void csr_apply(const Csr &A, const Scalar *x, Scalar *y, bool absolute = false)
+{
+  for (index_t r = 0; r < A.rows; ++r) {
+    Scalar s = 0;
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j)
+      s += absolute ? Scalar(std::abs(A.values[j] * x[A.colind[j]])) : A.values[j] * x[A.colind[j]];
+    y[r] = s;
+  }
+}
+/// The same, sum_j |a_ij x_j| into doubles.
+void csr_scale(const Csr &A, const Scalar *x, double *y)
 {
   for (index_t r = 0; r < A.rows; ++r) {
     double s = 0;
-    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) s += absolute ? std::abs(A.values[j] * x[A.colind[j]]) : A.values[j] * x[A.colind[j]];
+    for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) s += std::abs(A.values[j] * x[A.colind[j]]);
     y[r] = s;
   }
 }
@@ -697,24 +716,24 @@ CsrView csr_view(const Csr &A)
 /// op->apply_block on X (cols x b, leading dimension cols + 3) into a NaN-poisoned Y (rows x b, rows + 2),
 /// against y = A x column by column on the host (`apply`, `scale` as csr_apply), within 2 (terms + 1)
 /// eps of the scale; Y's padding rows stay untouched. The shapes change from call to call, b = 5 twice.
-void expect_apply_block(const DeviceOperator &op, const std::function<void(const double *, double *, bool)> &apply,
+void expect_apply_block(const DeviceOperator &op, const std::function<void(const Scalar *, Scalar *, bool)> &apply,
                         index_t terms, cudaStream_t stream, std::uint64_t seed)
 {
   const index_t rows = op.rows(), cols = op.cols(), ldx = cols + 3, ldy = rows + 2;
   for (int b : {5, 8, 1, 3, 12, 5}) { // block products chunk 8, 4, 2, 1 columns; the scratch grows, then is reused
     SCOPED_TRACE("b " + std::to_string(b));
-    const std::vector<double> X = random_vector(static_cast<std::size_t>(ldx * b), seed + b);
-    DeviceBuffer<double> dx = upload(X), dy(static_cast<std::size_t>(ldy * b));
+    const std::vector<Scalar> X = random_vector(static_cast<std::size_t>(ldx * b), seed + b);
+    DeviceBuffer<Scalar> dx = upload(X), dy(static_cast<std::size_t>(ldy * b));
     poison(dy.data(), dy.size());
     op.apply_block(dx.data(), ldx, dy.data(), ldy, b, stream);
-    const std::vector<double> Y = download(dy.data(), dy.size());
-    std::vector<double> ref(static_cast<std::size_t>(rows)), scale(ref.size());
+    const std::vector<Scalar> Y = download(dy.data(), dy.size());
+    std::vector<Scalar> ref(static_cast<std::size_t>(rows)), scale(ref.size());
     for (int j = 0; j < b; ++j) {
       apply(X.data() + j * ldx, ref.data(), false);
       apply(X.data() + j * ldx, scale.data(), true);
       for (index_t i = 0; i < rows; ++i)
-        ASSERT_LE(std::abs(Y[i + j * ldy] - ref[i]), 2 * (terms + 1) * eps * scale[i]) << "row " << i << " column " << j;
-      for (index_t i = rows; i < ldy; ++i) ASSERT_TRUE(std::isnan(Y[i + j * ldy])) << "padding row " << i << " written";
+        ASSERT_LE(std::abs(Y[i + j * ldy] - ref[i]), ulps * (terms + 1) * eps * real_part(scale[i])) << "row " << i << " column " << j;
+      for (index_t i = rows; i < ldy; ++i) ASSERT_TRUE(is_nan(Y[i + j * ldy])) << "padding row " << i << " written";
     }
   }
 }
@@ -728,7 +747,7 @@ TEST_F(DeviceOperators, DenseApplyBlockIsEquivalentToRef)
       SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " ld " + std::to_string(ld));
       const Dense A = random_dense(rows, cols, ld, seed += 11);
       const auto op = make_dense_operator(A.view(), f, -1);
-      const auto apply = [&A](const double *x, double *y, bool absolute) {
+      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) {
         if (!absolute) return A.apply(x, y);
         const std::vector<double> s = A.scale(x);
         std::copy(s.begin(), s.end(), y);
@@ -749,7 +768,7 @@ TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
       index_t longest = 0;
       for (index_t r = 0; r < rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
       expect_apply_block(
-          *op, [&A](const double *x, double *y, bool absolute) { csr_apply(A, x, y, absolute); }, longest, stream(), seed);
+          *op, [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); }, longest, stream(), seed);
     }
 }
 
@@ -801,20 +820,20 @@ TEST_F(DeviceOperators, PatternCsrOperatorIsEquivalentToRef)
     for (index_t r = 0; r < A.rows; ++r)
       for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) has_offdiagonal |= A.colind[j] != r;
     EXPECT_EQ(uses_pattern(*op), has_offdiagonal) << op->description();
-    const std::vector<double> x = random_vector(static_cast<std::size_t>(A.cols), seed + 1);
-    DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(A.rows));
+    const std::vector<Scalar> x = random_vector(static_cast<std::size_t>(A.cols), seed + 1);
+    DeviceBuffer<Scalar> dx = upload(x), dy(static_cast<std::size_t>(A.rows));
     poison(dy.data(), dy.size());
     op->apply(dx.data(), dy.data(), stream());
-    const std::vector<double> y = download(dy.data(), dy.size());
-    std::vector<double> ref(static_cast<std::size_t>(A.rows)), scale(ref.size());
+    const std::vector<Scalar> y = download(dy.data(), dy.size());
+    std::vector<Scalar> ref(static_cast<std::size_t>(A.rows)), scale(ref.size());
     csr_apply(A, x.data(), ref.data());
     csr_apply(A, x.data(), scale.data(), true);
     for (index_t r = 0; r < A.rows; ++r)
-      ASSERT_LE(std::abs(y[r] - ref[r]), 2 * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * scale[r]) << "row " << r;
+      ASSERT_LE(std::abs(y[r] - ref[r]), ulps * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * real_part(scale[r])) << "row " << r;
     index_t longest = 0;
     for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
     expect_apply_block(
-        *op, [&A](const double *xx, double *yy, bool absolute) { csr_apply(A, xx, yy, absolute); }, longest, stream(), seed);
+        *op, [&A](const Scalar *xx, Scalar *yy, bool absolute) { csr_apply(A, xx, yy, absolute); }, longest, stream(), seed);
   }
 }
 
@@ -852,7 +871,7 @@ TEST_F(DeviceOperators, OnlyUniformSquareCsrUsesThePatternKernel)
 /// A CSR matrix's arrays on the device, and the view of them.
 struct DeviceCsr {
   DeviceBuffer<int> rowptr, colind;
-  DeviceBuffer<double> values;
+  DeviceBuffer<Scalar> values;
   CsrView view;
 };
 
@@ -866,19 +885,19 @@ DeviceCsr to_device(const Csr &A)
 bool says_in_place(const DeviceOperator &op) { return op.description().find("used in place") != std::string::npos; }
 
 /// op->apply on a random x against `apply` on the host, within 2 (terms + 1) eps of the scale.
-void expect_apply(const DeviceOperator &op, const std::function<void(const double *, double *, bool)> &apply, index_t terms,
+void expect_apply(const DeviceOperator &op, const std::function<void(const Scalar *, Scalar *, bool)> &apply, index_t terms,
                   cudaStream_t stream, std::uint64_t seed)
 {
-  const std::vector<double> x = random_vector(static_cast<std::size_t>(op.cols()), seed);
-  DeviceBuffer<double> dx = upload(x), dy(static_cast<std::size_t>(op.rows()));
+  const std::vector<Scalar> x = random_vector(static_cast<std::size_t>(op.cols()), seed);
+  DeviceBuffer<Scalar> dx = upload(x), dy(static_cast<std::size_t>(op.rows()));
   poison(dy.data(), dy.size());
   op.apply(dx.data(), dy.data(), stream);
-  const std::vector<double> y = download(dy.data(), dy.size());
-  std::vector<double> ref(y.size()), scale(y.size());
+  const std::vector<Scalar> y = download(dy.data(), dy.size());
+  std::vector<Scalar> ref(y.size()), scale(y.size());
   apply(x.data(), ref.data(), false);
   apply(x.data(), scale.data(), true);
   for (index_t i = 0; i < op.rows(); ++i)
-    ASSERT_LE(std::abs(y[i] - ref[i]), 2 * (terms + 1) * eps * scale[i]) << "row " << i << " y " << y[i] << " ref " << ref[i];
+    ASSERT_LE(std::abs(y[i] - ref[i]), ulps * (terms + 1) * eps * real_part(scale[i])) << "row " << i << " y " << y[i] << " ref " << ref[i];
 }
 
 TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
@@ -899,7 +918,7 @@ TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
                                                                                      {5, 0, 5}}) {
       SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " ld " + std::to_string(ld));
       Dense A = random_dense(rows, cols, ld, seed += 11);
-      const DeviceBuffer<double> dA = upload(A.a);
+      const DeviceBuffer<Scalar> dA = upload(A.a);
       const auto op = make_dense_operator_on_device({rows, cols, ld, dA.data()}, f, -1);
       EXPECT_EQ(op->rows(), rows);
       EXPECT_EQ(op->cols(), cols);
@@ -913,7 +932,7 @@ TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
       }
       // Its own scratch only: the custom gemv's workspace, or nothing (cuBLAS).
       EXPECT_EQ(op->device_bytes(), custom ? kernels::dense_gemv_workspace_bytes(rows, cols) : 0u);
-      const auto apply = [&A](const double *x, double *y, bool absolute) {
+      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) {
         if (!absolute) return A.apply(x, y);
         const std::vector<double> sc = A.scale(x);
         std::copy(sc.begin(), sc.end(), y);
@@ -926,7 +945,7 @@ TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
       // operator; the dense kernels keep nothing derived from the values, so here it shows the reads.)
       A = random_dense(rows, cols, ld, seed + 3);
       if (!A.a.empty())
-        CUDALANCZOS_CHECK(cudaMemcpy(dA.data(), A.a.data(), A.a.size() * sizeof(double), cudaMemcpyHostToDevice));
+        CUDALANCZOS_CHECK(cudaMemcpy(dA.data(), A.a.data(), A.a.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
       wait_default_stream();
       expect_apply(*op, apply, cols, stream(), seed + 4);
       if (HasFatalFailure()) return;
@@ -954,19 +973,19 @@ TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
           << op->description();
       // Its own scratch only: the uploaded operator's bytes less the matrix (the same cuSPARSE buffers).
       const auto copy = make_csr_operator(csr_view(A), f == KernelFlavor::Default ? KernelFlavor::Vendor : f, -1);
-      const std::size_t matrix_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int) + A.values.size() * sizeof(double);
+      const std::size_t matrix_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int) + A.values.size() * sizeof(Scalar);
       EXPECT_EQ(op->device_bytes() + matrix_bytes, copy->device_bytes());
       index_t longest = 0;
       for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
-      const auto apply = [&A](const double *x, double *y, bool absolute) { csr_apply(A, x, y, absolute); };
+      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); };
       expect_apply(*op, apply, longest, stream(), seed + 1);
       if (HasFatalFailure()) return;
       expect_apply_block(*op, apply, longest, stream(), seed + 2);
       if (HasFatalFailure()) return;
       if (f == KernelFlavor::Custom) { // nothing copied: new values in the caller's array are what the kernel reads
-        for (double &v : A.values) v = -2 * v + 0.5;
+        for (Scalar &v : A.values) v = -2.0 * v + 0.5;
         if (!A.values.empty())
-          CUDALANCZOS_CHECK(cudaMemcpy(d.values.data(), A.values.data(), A.values.size() * sizeof(double), cudaMemcpyHostToDevice));
+          CUDALANCZOS_CHECK(cudaMemcpy(d.values.data(), A.values.data(), A.values.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
         wait_default_stream();
         expect_apply(*op, apply, longest, stream(), seed + 3);
         if (HasFatalFailure()) return;
@@ -999,10 +1018,10 @@ TEST_F(DeviceOperators, ApplyBlockBadArgumentsThrow)
 {
   const Dense A = random_dense(9, 9, 9, 1);
   const Csr S = laplacian(3); // 9 x 9
-  DeviceBuffer<double> x(9 * 3), y(9 * 3);
+  DeviceBuffer<Scalar> x(9 * 3), y(9 * 3);
   for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor})
     for (const auto &op : {make_dense_operator(A.view(), f, -1), make_csr_operator(csr_view(S), f, -1),
-                           make_callback_operator(9, 9, [](const double *, double *, void *) {}, "nothing", -1)}) {
+                           make_callback_operator(9, 9, [](const Scalar *, Scalar *, void *) {}, "nothing", -1)}) {
       SCOPED_TRACE(op->description());
       EXPECT_THROW(op->apply_block(x.data(), 8, y.data(), 9, 3, stream()), Error); // ldx < cols
       EXPECT_THROW(op->apply_block(x.data(), 9, y.data(), 8, 3, stream()), Error); // ldy < rows
@@ -1020,14 +1039,14 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
     const Dense A = random_dense(n, n, n + 1, 11000 + n, true);
     // (cuSPARSE refuses more entries than rows x cols, which random_csr's repeated columns can give on tiny sizes)
     const Csr S = random_csr(n, n, n < 8 ? 0.2 : 3.0, 11500 + n);
-    const auto dense = [&A](const double *x, double *y) { A.apply(x, y); };
-    const auto sparse = [&S](const double *x, double *y) { csr_apply(S, x, y); };
-    const auto twice_host = [n](const double *x, double *y) {
-      for (index_t i = 0; i < n; ++i) y[i] = 2 * x[i];
+    const auto dense = [&A](const Scalar *x, Scalar *y) { A.apply(x, y); };
+    const auto sparse = [&S](const Scalar *x, Scalar *y) { csr_apply(S, x, y); };
+    const auto twice_host = [n](const Scalar *x, Scalar *y) {
+      for (index_t i = 0; i < n; ++i) y[i] = 2.0 * x[i];
     };
-    const auto twice = [n](const double *x, double *y, void *s) {
+    const auto twice = [n](const Scalar *x, Scalar *y, void *s) {
       const auto stream = static_cast<cudaStream_t>(s);
-      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(Scalar), cudaMemcpyDeviceToDevice, stream));
       kernels::scale(n, 2.0, y, stream);
     };
     struct Case {
@@ -1035,7 +1054,7 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
       std::shared_ptr<const DeviceOperator> op; // null: the host-apply fallback
       HostApply host;
     };
-    const DeviceBuffer<double> dA = upload(A.a); // the in-place operators' matrices (leading dimension n + 1)
+    const DeviceBuffer<Scalar> dA = upload(A.a); // the in-place operators' matrices (leading dimension n + 1)
     const DeviceCsr dS = to_device(S);
     const std::vector<Case> cases{
         {"dense custom", make_dense_operator(A.view(), KernelFlavor::Custom, -1), dense},
@@ -1064,25 +1083,25 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
         SCOPED_TRACE("src " + std::to_string(src) + " dst " + std::to_string(dst) + " b " + std::to_string(b));
         host.apply_operator_block(src, dst, b);
         cuda->apply_operator_block(src, dst, b);
-        std::vector<double> got(static_cast<std::size_t>(n));
+        std::vector<Scalar> got(static_cast<std::size_t>(n));
         for (int j = 0; j < b; ++j) {
           // scale: the dense product's |A| |x| bounds the CSR one too (its rows are at most n + 60 long)
-          const std::vector<double> x = [&] {
-            std::vector<double> v(static_cast<std::size_t>(n));
+          const std::vector<Scalar> x = [&] {
+            std::vector<Scalar> v(static_cast<std::size_t>(n));
             cuda->get_column(src + j, v.data());
             return v;
           }();
           std::vector<double> scale(static_cast<std::size_t>(n));
           if (c.name.rfind("CSR", 0) == 0)
-            csr_apply(S, x.data(), scale.data(), true);
+            csr_scale(S, x.data(), scale.data());
           else
             scale = A.scale(x.data());
           if (c.name == "callback")
             for (index_t i = 0; i < n; ++i) scale[i] = 2 * std::abs(x[i]);
           cuda->get_column(dst + j, got.data());
-          const double *ref = host.column(dst + j);
+          const Scalar *ref = host.column(dst + j);
           for (index_t i = 0; i < n; ++i)
-            ASSERT_LE(std::abs(got[i] - ref[i]), 2 * (n + 64) * eps * scale[i]) << "column " << dst + j << " row " << i;
+            ASSERT_LE(std::abs(got[i] - ref[i]), ulps * (n + 64) * eps * scale[i]) << "column " << dst + j << " row " << i;
         }
         // Make both bases equal again for the next case (the sources of later cases include these columns).
         for (int j = 0; j < b; ++j) cuda->set_column(dst + j, host.column(dst + j));
@@ -1101,10 +1120,10 @@ TEST_F(DeviceOperators, ScaledApplyOperatorIsEquivalentToRef)
   for (index_t n : odd_sizes()) {
     const Dense A = random_dense(n, n, n + 1, 13000 + n, true);
     const Csr S = random_csr(n, n, n < 8 ? 0.2 : 3.0, 13500 + n);
-    const auto dense = [&A](const double *x, double *y) { A.apply(x, y); };
-    const auto twice = [n](const double *x, double *y, void *s) {
+    const auto dense = [&A](const Scalar *x, Scalar *y) { A.apply(x, y); };
+    const auto twice = [n](const Scalar *x, Scalar *y, void *s) {
       const auto stream = static_cast<cudaStream_t>(s);
-      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      if (n) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, x, n * sizeof(Scalar), cudaMemcpyDeviceToDevice, stream));
       kernels::scale(n, 2.0, y, stream);
     };
     const std::vector<std::pair<std::string, std::shared_ptr<const DeviceOperator>>> ops{
@@ -1144,10 +1163,10 @@ TEST_F(DeviceOperators, ScaledApplyOperatorIsEquivalentToRef)
           const auto expect_scaled = [&](int scaled, int plain, int src) {
             std::vector<double> mag(static_cast<std::size_t>(n), 0.0);
             if (dense) mag = A.scale(sources[src].data());
-            else if (!exact) csr_apply(S, sources[src].data(), mag.data(), true);
+            else if (!exact) csr_scale(S, sources[src].data(), mag.data());
             for (index_t i = 0; i < n; ++i) {
-              const double want = std::ldexp(got[plain][i], e);
-              const double tol = exact ? 0.0 : std::ldexp(2 * (n + 64) * eps * mag[i], e);
+              const Scalar want = make_scalar(std::ldexp(real_part(got[plain][i]), e), std::ldexp(imag_part(got[plain][i]), e));
+              const double tol = exact ? 0.0 : std::ldexp(ulps * (n + 64) * eps * mag[i], e);
               ASSERT_LE(std::abs(got[scaled][i] - want), std::max(tol, std::numeric_limits<double>::denorm_min() * (e < 0)))
                   << "column " << scaled << " row " << i << ": " << got[scaled][i] << " vs " << want;
             }
@@ -1172,7 +1191,7 @@ TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)
   // in two row blocks; project_block's gemms reduce over 50001 rows.
   const index_t n = 50001;
   const int ncols = 200, col = 191, b = 8, ldm = 9;
-  const auto identity = [n](const double *x, double *y) { std::copy(x, x + n, y); };
+  const auto identity = [n](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); };
   BackendConfig config;
   config.local_size = config.global_size = n;
   auto cuda = make_cuda_backend(config, nullptr, identity);
@@ -1183,27 +1202,27 @@ TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)
     host.set_random(j, 600 + j);
     cuda->set_random(j, 600 + j);
   }
-  std::vector<std::vector<double>> c(static_cast<std::size_t>(b + 2));
+  std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(b + 2));
   for (int j = 0; j < b + 2; ++j) c[j].assign(host.column(col - 1 + j), host.column(col - 1 + j) + n);
   const int k = 1, ld = k + b;
-  std::vector<double> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
+  std::vector<Scalar> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
   host.project_block(col - 1, k, col, b, ref.data());
   cuda->project_block(col - 1, k, col, b, got.data());
   for (int j = 0; j < b; ++j)
     for (int i = 0; i < ld; ++i)
-      ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 4 * (n + 1) * eps * dot_abs(c[i], c[j + 1]))
+      ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 2 * ulps * (n + 1) * eps * dot_abs(c[i], c[j + 1]))
           << "projection entry (" << i << ", " << j << ")";
-  const std::vector<double> M = random_vector(static_cast<std::size_t>(ldm * b), 8500);
+  const std::vector<Scalar> M = random_vector(static_cast<std::size_t>(ldm * b), 8500);
   host.transform_block(col, b, M.data(), ldm);
   cuda->transform_block(col, b, M.data(), ldm);
-  std::vector<double> v(static_cast<std::size_t>(n));
+  std::vector<Scalar> v(static_cast<std::size_t>(n));
   for (int j = -1; j <= b; ++j) {
     cuda->get_column(col + j, v.data());
-    const double *r = host.column(col + j);
+    const Scalar *r = host.column(col + j);
     for (index_t i = 0; i < n; ++i) {
       double tol = 0; // the columns beside the block are untouched: exact
       if (j >= 0 && j < b)
-        for (int l = 0; l < b; ++l) tol += 2 * (b + 1) * eps * std::abs(M[l + j * ldm] * c[l + 1][i]);
+        for (int l = 0; l < b; ++l) tol += ulps * (b + 1) * eps * std::abs(M[l + j * ldm] * c[l + 1][i]);
       ASSERT_LE(std::abs(v[i] - r[i]), tol) << "column " << col + j << " row " << i;
     }
   }
@@ -1226,7 +1245,7 @@ protected:
               int reach = -1, bool queued = false)
   {
     const index_t n = A.rows;
-    HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+    HostBackend host(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
     BackendConfig config;
     config.local_size = config.global_size = n;
     auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
@@ -1271,7 +1290,7 @@ protected:
         EXPECT_LE(got[j].beta, 1e-8 * got[j].anorm);
         EXPECT_NEAR(got[j].alpha, ref[j].alpha, tol);
         if (got[j].breakdown) { // flagged: the device must have zeroed v_{j+1}
-          std::vector<double> v(static_cast<std::size_t>(n));
+          std::vector<Scalar> v(static_cast<std::size_t>(n));
           cuda->get_column(j + 1, v.data());
           EXPECT_EQ(std::count(v.begin(), v.end(), 0.0), n) << "a breakdown leaves v_{j+1} = 0";
         }
@@ -1283,9 +1302,9 @@ protected:
       EXPECT_NEAR(got[j].beta, ref[j].beta, tol);
       EXPECT_NEAR(std::sqrt(got[j].norm_before), std::sqrt(ref[j].norm_before), tol);
       EXPECT_NEAR(got[j].anorm, ref[j].anorm, tol);
-      std::vector<double> v(static_cast<std::size_t>(n));
+      std::vector<Scalar> v(static_cast<std::size_t>(n));
       cuda->get_column(j + 1, v.data());
-      const double *r = host.column(j + 1);
+      const Scalar *r = host.column(j + 1);
       index_t differ = 0, nonzero = 0;
       for (index_t i = 0; i < n; ++i) differ += !(std::abs(v[i] - r[i]) <= 1e-8), nonzero += v[i] != 0.0;
       EXPECT_EQ(differ, 0) << "entries of column " << j + 1 << " off the reference by more than 1e-8";
@@ -1324,7 +1343,7 @@ TEST_F(ExpandSteps, ScaledExpandIsEquivalentToRef)
     for (int e : {-600, -300, 300, 600}) {
       SCOPED_TRACE("n " + std::to_string(n) + ", 2^" + std::to_string(e));
       Dense B = A;
-      for (double &x : B.a) x = std::ldexp(x, e); // NaN padding stays NaN, never read
+      for (Scalar &x : B.a) x = make_scalar(std::ldexp(real_part(x), e), std::ldexp(imag_part(x), e)); // NaN padding stays NaN, never read
       BackendConfig config;
       config.local_size = config.global_size = n;
       auto scaled = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
@@ -1333,9 +1352,9 @@ TEST_F(ExpandSteps, ScaledExpandIsEquivalentToRef)
       for (Backend *b : {scaled.get(), plain.get()}) {
         b->resize_basis(m + 1);
         b->set_random(0, 41);
-        double q = 0;
+        Scalar q = 0;
         b->project(0, 0, 0, &q);
-        b->scale(0, 1 / std::sqrt(q));
+        b->scale(0, 1 / std::sqrt(real_part(q)));
       }
       std::vector<StepRecord> got(m), ref(m);
       scaled->expand(0, 6, 0.0, got.data());
@@ -1373,7 +1392,7 @@ TEST_F(ExpandSteps, ArrowStepIsEquivalentToRef)
     const int got = compare(A, m, {5}, [&](HostBackend &b) {
       const int first = cudalanczos::testing::plant_restart_arrow(b);
       // what the reference does with it
-      HostBackend probe(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+      HostBackend probe(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
       probe.resize_basis(4);
       for (int j = 0; j < 3; ++j) probe.set_column(j, b.column(j));
       StepRecord rec;
@@ -1437,7 +1456,7 @@ TEST_F(ExpandSteps, QueuedStepsAreEquivalentToRef)
   const Dense A = random_dense(65, 65, 65, 6, true);
   auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
   cuda->resize_basis(10);
-  std::vector<double> x(65, 1.0 / std::sqrt(65.0)); // a unit start
+  std::vector<Scalar> x(65, 1.0 / std::sqrt(65.0)); // a unit start
   for (int i = 0; i < 65; i += 2) x[static_cast<std::size_t>(i)] = -x[static_cast<std::size_t>(i)];
   cuda->set_column(0, x.data());
   std::vector<StepRecord> rec(8);
@@ -1455,14 +1474,14 @@ TEST_F(ExpandSteps, PlantedBreakdownIsEquivalentToRef)
 {
   // Rank 3: the Krylov space of any start vector has dimension <= 4, so w is in the span at step 3.
   const index_t n = 301;
-  Dense A{n, n, n, std::vector<double>(static_cast<std::size_t>(n * n), 0.0)};
+  Dense A{n, n, n, std::vector<Scalar>(static_cast<std::size_t>(n * n), 0.0)};
   for (int r = 0; r < 3; ++r)
     for (index_t j = 0; j < n; ++j)
       for (index_t i = 0; i < n; ++i)
         A.a[i + j * n] += (r + 1.5) * random_entry(900 + r, i) * random_entry(900 + r, j);
   EXPECT_EQ(compare(A, 8), 3);
   // beta = 0 at once: the identity.
-  Dense I{n, n, n, std::vector<double>(static_cast<std::size_t>(n * n), 0.0)};
+  Dense I{n, n, n, std::vector<Scalar>(static_cast<std::size_t>(n * n), 0.0)};
   for (index_t i = 0; i < n; ++i) I.a[i + i * n] = 1;
   EXPECT_EQ(compare(I, 4), 0);
 }
@@ -1501,7 +1520,7 @@ void expect_same_solve(const Dense &A, const SolveCase &c, KernelFlavor flavor)
   s.tol = 1e-10;
   s.max_it = c.variant == Variant::Thesis ? c.ncv : 200;
   const index_t n = A.rows;
-  HostBackend host(n, n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  HostBackend host(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
   BackendConfig config;
   config.local_size = config.global_size = n;
   config.flavor = flavor;
@@ -1544,13 +1563,13 @@ TEST_F(WholeSolve, GeneralizedSolveIsEquivalentToRef)
   Dense A = random_dense(301, 301, 301, 12400, true);
   for (index_t i = 0; i < 5; ++i) A.a[i + i * A.ld] += 100.0 - 10.0 * i;
   const index_t n = A.rows;
-  std::vector<double> d(static_cast<std::size_t>(n));
+  std::vector<Scalar> d(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i) d[i] = 1.25 + 0.75 * random_entry(99, i);
-  const auto op = [&](const double *x, double *y) {
+  const auto op = [&](const Scalar *x, Scalar *y) {
     A.apply(x, y);
     for (index_t i = 0; i < n; ++i) y[i] /= d[i];
   };
-  const auto bmul = [&](const double *x, double *y) {
+  const auto bmul = [&](const Scalar *x, Scalar *y) {
     for (index_t i = 0; i < n; ++i) y[i] = d[i] * x[i];
   };
   Settings s;
@@ -1583,11 +1602,11 @@ TEST_F(WholeSolve, GeneralizedSolveIsEquivalentToRef)
             << "eigenvalue " << i << ": cuda " << got.eigenvalues[i] << " host " << ref.eigenvalues[i];
       EXPECT_LE(got.orthogonality, 1e-10) << "max |V^T B V - I| on the CUDA backend";
       // x^T B x = 1 for the first returned vector, from the device basis
-      std::vector<double> x(static_cast<std::size_t>(n)), bx(static_cast<std::size_t>(n));
+      std::vector<Scalar> x(static_cast<std::size_t>(n)), bx(static_cast<std::size_t>(n));
       cb.get_column(0, x.data());
       bmul(x.data(), bx.data());
       double xbx = 0;
-      for (index_t i = 0; i < n; ++i) xbx += x[i] * bx[i];
+      for (index_t i = 0; i < n; ++i) xbx += real_part(conj_of(x[i]) * bx[i]); // x^H B x, real
       EXPECT_NEAR(xbx, 1.0, 1e-10);
       EXPECT_GT(cb.b_products(), 0);
     }
@@ -1620,7 +1639,7 @@ TEST_F(WholeSolve, ScaledSolveIsEquivalentToRef)
   cases.push_back({"thesis", t});
   const auto scaled_matrix = [&](double c) {
     Dense B = A;
-    for (double &x : B.a) x *= c;
+    for (Scalar &x : B.a) x *= c;
     return B;
   };
   for (const Case &c : cases)
@@ -1655,7 +1674,7 @@ TEST_F(WholeSolve, ScaledSolveIsEquivalentToRef)
       for (double c10 : {1e-300, 1e-170, 1e170, 1e300}) {
         SCOPED_TRACE("c = " + std::to_string(std::log10(c10)));
         const Dense M = scaled_matrix(c10);
-        HostBackend host(n, n, 0, [&M](const double *x, double *y) { M.apply(x, y); });
+        HostBackend host(n, n, 0, [&M](const Scalar *x, Scalar *y) { M.apply(x, y); });
         const Result r = run(M, &host);
         ASSERT_GE(r.nconv, c.s.nev);
         EXPECT_EQ(r.residual_rejected, 0);
@@ -1698,7 +1717,7 @@ TEST_F(CudaErrors, CheckNamesFileLineCallAndMessage)
 TEST_F(CudaErrors, OutOfMemorySaysRequestedAndFree)
 {
   try {
-    DeviceBuffer<double> huge(std::size_t(1) << 50, "test allocation"); // 8 PiB
+    DeviceBuffer<Scalar> HUGE_KEEP(std::size_t(1) << 50, "test allocation"); // 8 PiB
     FAIL() << "no exception";
   } catch (const Error &e) {
     const std::string what = e.what();

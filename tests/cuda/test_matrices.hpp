@@ -1,5 +1,8 @@
-// Test matrices shared by the CUDA tests and the benchmark (no GoogleTest here): CSR generators.
-// Everything is a pure function of its arguments (counter-based random numbers), so a seed names a matrix.
+// Test matrices shared by the CUDA tests and the benchmark (no GoogleTest here): CSR generators and a
+// dense Hermitian one. Everything is a pure function of its arguments (counter-based random numbers), so
+// a seed names a matrix. Values are Scalars: in a complex build the random ones are genuinely complex
+// (imaginary parts of the size of the real ones), so that a kernel that drops a conjugation or mixes
+// up the two parts fails against a host reference.
 #pragma once
 
 #include "core/backend.hpp"
@@ -7,16 +10,45 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace cudalanczos::cuda::test {
 
+/// re + i im as a Scalar; the real build keeps re (a template, so that the complex branch is not
+/// compiled for double).
+template <class S = Scalar>
+S make_scalar(double re, double im)
+{
+  if constexpr (std::is_same_v<S, double>) {
+    (void)im;
+    return re;
+  } else {
+    return S(re, im);
+  }
+}
+
+/// The imaginary part (0 for a double).
+inline double imag_part(double) { return 0.0; }
+inline double imag_part(const std::complex<double> &z) { return z.imag(); }
+
+/// A pseudo-random Scalar with parts in [-1, 1): random_entry(seed, i) for the real part, an independent
+/// stream for the imaginary part (complex builds only).
+inline Scalar random_scalar(std::uint64_t seed, std::int64_t i)
+{
+  return make_scalar(random_entry(seed, i), random_entry(seed ^ 0x5bd1e9955bd1e995ULL, i));
+}
+
+/// e^{i theta} (complex), or 1 (real): a hopping phase.
+inline Scalar phase(double theta) { return make_scalar(std::cos(theta), std::sin(theta)); }
+
 struct Csr {
   index_t rows = 0, cols = 0;
   std::vector<int> rowptr{0}, colind;
-  std::vector<double> values;
+  std::vector<Scalar> values;
 };
 
 /// Rows of random length around `mean` (some empty, every 97th very long), random columns (repeats
@@ -35,7 +67,7 @@ inline Csr random_csr(index_t rows, index_t cols, double mean, std::uint64_t see
     for (int e = 0; e < len; ++e) {
       const double u = (random_entry(seed + 1, counter++) + 1.0) / 2.0;
       A.colind.push_back(std::min<int>(static_cast<int>(u * cols), static_cast<int>(cols) - 1));
-      A.values.push_back(random_entry(seed + 2, counter++));
+      A.values.push_back(random_scalar(seed + 2, counter++));
     }
     A.rowptr.push_back(static_cast<int>(A.colind.size()));
   }
@@ -51,7 +83,7 @@ inline Csr laplacian(index_t m)
   for (index_t i = 0; i < m; ++i)
     for (index_t j = 0; j < m; ++j) {
       const index_t r = i * m + j;
-      const auto add = [&](index_t c, double v) {
+      const auto add = [&](index_t c, Scalar v) {
         A.colind.push_back(static_cast<int>(c));
         A.values.push_back(v);
       };
@@ -61,6 +93,46 @@ inline Csr laplacian(index_t m)
       if (j + 1 < m) add(r + 1, -1.0);
       if (i + 1 < m) add(r + m, -1.0);
       A.rowptr.push_back(static_cast<int>(A.colind.size()));
+    }
+  return A;
+}
+
+/// A complex Hermitian lattice operator: the 5-point Laplacian on an m x m grid in a magnetic field
+/// (Peierls phases, Landau gauge): a hop to the right from column j carries e^{i flux j}, its reverse the
+/// conjugate, vertical hops none; diagonal 4. Hermitian with genuinely complex entries, eigenvalues in
+/// [0, 8] (the Hofstadter spectrum); in the real build it is laplacian(m).
+inline Csr magnetic_laplacian(index_t m, double flux)
+{
+  Csr A;
+  A.rows = A.cols = m * m;
+  A.rowptr.assign(1, 0);
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < m; ++j) {
+      const index_t r = i * m + j;
+      const auto add = [&](index_t c, Scalar v) {
+        A.colind.push_back(static_cast<int>(c));
+        A.values.push_back(v);
+      };
+      if (i > 0) add(r - m, -1.0);
+      if (j > 0) add(r - 1, -conj_of(phase(flux * static_cast<double>(j - 1)))); // from (i, j-1) to the right, reversed
+      add(r, 4.0);
+      if (j + 1 < m) add(r + 1, -phase(flux * static_cast<double>(j)));
+      if (i + 1 < m) add(r + m, -1.0);
+      A.rowptr.push_back(static_cast<int>(A.colind.size()));
+    }
+  return A;
+}
+
+/// A random Hermitian n x n matrix, column-major with leading dimension ld >= n, padding rows NaN:
+/// A[i, j] = conj(A[j, i]) random Scalars, the diagonal real. Symmetric in the real build.
+inline std::vector<Scalar> random_hermitian(index_t n, index_t ld, std::uint64_t seed)
+{
+  std::vector<Scalar> A(static_cast<std::size_t>(std::max<index_t>(ld * n, 0)), Scalar(std::nan("")));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i) {
+      const Scalar a = i == j ? Scalar(random_entry(seed, i + j * n)) : random_scalar(seed, i + j * n);
+      A[static_cast<std::size_t>(i + j * ld)] = a;
+      A[static_cast<std::size_t>(j + i * ld)] = conj_of(a);
     }
   return A;
 }
