@@ -389,8 +389,9 @@ void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::co
     double xmax = std::abs(alpha);
     for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
     double tail = 0.0; // ||x(2:m)||^2 / xmax^2
-    for (int i = k + 2; i < n; ++i) tail += std::norm(a(i, k) / xmax);
-    if (tail == 0.0) { // already tridiagonal in this column: H_k = I
+    if (xmax > 0.0)
+      for (int i = k + 2; i < n; ++i) tail += std::norm(a(i, k) / xmax);
+    if (tail == 0.0) { // already tridiagonal in this column (or zero): H_k = I
       sub[k] = alpha;
       continue;
     }
