@@ -438,6 +438,41 @@ TEST(ComplexConstrained, DeflatedEigenvectorsAreSkipped)
     EXPECT_LE(std::sqrt(res), 10 * s.tol * n) << "residual of pair " << i;
   }
 }
+TEST(ComplexScaling, TinyAndHugeMultiplesMatchZheev)
+{
+  // c A for c = 1e-300 and 1e300 (scaling into range, power-of-two exact): the eigenvalues of c A are c
+  // times zheev's on A, the vectors have small residuals on A itself.
+  const int n = 70;
+  const CVec A = random_hermitian(n, 41);
+  const std::vector<double> ref = cudalanczos::testing::lapack_eigenvalues(n, A);
+  const double anorm = std::max(std::abs(ref.front()), std::abs(ref.back()));
+  for (double c : {1e-300, 1e300}) {
+    SCOPED_TRACE("c = " + std::to_string(c));
+    CVec cA(A);
+    for (C &x : cA) x *= c;
+    Settings s;
+    s.nev = 4;
+    s.ncv = 20;
+    s.tol = 1e-10;
+    s.max_it = 500;
+    s.which = Which::LargestAlgebraic;
+    HostBackend b(n, n, 0, dense_operator(cA, n));
+    b.resize_basis(basis_columns_needed(s));
+    const Result r = solve(b, s, {});
+    ASSERT_EQ(r.reason, Reason::Converged) << to_string(r.reason);
+    EXPECT_NE(r.scale_exponent, 0);
+    const auto Aop = dense_operator(A, n);
+    CVec ax(n);
+    for (int i = 0; i < s.nev; ++i) {
+      EXPECT_NEAR(r.eigenvalues[i] / c, ref[n - 1 - i], 1e-9 * anorm) << "value " << i;
+      const CVec x = column(b, i);
+      Aop(x.data(), ax.data());
+      double res = 0;
+      for (int q = 0; q < n; ++q) res += std::norm(ax[q] - (r.eigenvalues[i] / c) * x[q]);
+      EXPECT_LE(std::sqrt(res), 1e-8 * anorm) << "residual on A of pair " << i;
+    }
+  }
+}
 #endif
 
 } // namespace

@@ -7,8 +7,8 @@
    eigenvalues agree, they are real (eigi 0, no imaginary part), every returned pair has a small relative
    true residual ||A x - lambda x|| / (|lambda| ||x||) (||A x - lambda B x|| for EPS_GHEP), and the vectors
    are orthonormal in the problem's inner product (x_i^H x_j or x_i^H B x_j = delta_ij). Largest and
-   smallest, full and partial reorthogonalization, block steps, STSHIFT and STSINVERT; non-Hermitian
-   problem types are refused with a PETSc error. Any number of ranks (uneven row layouts).
+   smallest, full and partial reorthogonalization, block steps, STSHIFT and STSINVERT; a deflation space
+   and an initial space of complex vectors; non-Hermitian problem types are refused with a PETSc error. Any number of ranks (uneven row layouts).
 */
 #include "test_support.h"
 
@@ -170,6 +170,84 @@ static PetscErrorCode RunCase(const char *name, Mat A, Mat B, Case c)
   PetscFunctionReturn(0);
 }
 
+/* Complex vectors in and out of the solver: a deflation space of krylovschur's two largest eigenvectors
+   (the next three come out, orthogonal to them), and the largest eigenvector as the initial space (its
+   pair comes back). */
+static PetscErrorCode SpacesCase(Mat A)
+{
+  EPS         ref, eps;
+  Case        c = {EPS_LARGEST_REAL, 5, 1, PETSC_FALSE, STSHIFT, 0};
+  PetscScalar lr[5], lc;
+  Vec         v[2], x, Ax;
+  PetscInt    nref, nconv, i, k;
+  PetscReal   worst_diff = 0, worst_orth = 0, worst_res = 0, rn, xn;
+  char        detail[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(SetUpEPS(A, NULL, c, EPSKRYLOVSCHUR, &ref));
+  PetscCall(EPSSolve(ref));
+  PetscCall(EPSGetConverged(ref, &nref));
+  PetscCheck(nref >= 5, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "krylovschur converged %" PetscInt_FMT " < 5", nref);
+  PetscCall(MatCreateVecs(A, &v[0], &Ax));
+  PetscCall(VecDuplicate(v[0], &v[1]));
+  PetscCall(VecDuplicate(v[0], &x));
+  for (i = 0; i < 5; ++i) PetscCall(EPSGetEigenvalue(ref, i, &lr[i], NULL));
+  for (i = 0; i < 2; ++i) PetscCall(EPSGetEigenvector(ref, i, v[i], NULL));
+
+  c.nev = 3;
+  PetscCall(SetUpEPS(A, NULL, c, EPSCUDALANCZOS, &eps));
+  PetscCall(EPSSetDeflationSpace(eps, 2, v));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " converged, nev 3", nconv));
+  PetscCall(Check((PetscBool)(nconv >= 3), "deflation space of 2 complex eigenvectors", detail));
+  for (i = 0; i < PetscMin(nconv, 3); ++i) {
+    PetscCall(EPSGetEigenpair(eps, i, &lc, NULL, x, NULL));
+    worst_diff = PetscMax(worst_diff, PetscAbsScalar(lc - lr[i + 2]) / PetscAbsScalar(lr[0]));
+    for (k = 0; k < 2; ++k) {
+      PetscScalar d;
+      PetscCall(VecDot(x, v[k], &d));
+      worst_orth = PetscMax(worst_orth, PetscAbsScalar(d));
+    }
+    PetscCall(MatMult(A, x, Ax));
+    PetscCall(VecAXPY(Ax, -lc, x));
+    PetscCall(VecNorm(Ax, NORM_2, &rn));
+    PetscCall(VecNorm(x, NORM_2, &xn));
+    worst_res = PetscMax(worst_res, rn / (PetscAbsScalar(lc) * xn));
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "lambda_3..5 of A: max rel. difference %.2e, max |v_k^H x| %.2e, max residual %.2e",
+                          (double)worst_diff, (double)worst_orth, (double)worst_res));
+  PetscCall(Check((PetscBool)(nconv >= 3 && worst_diff <= 1e-9 && worst_orth <= 1e-10 && worst_res <= 1e-8), "deflation space of 2 complex eigenvectors", detail));
+  PetscCall(EPSDestroy(&eps));
+
+  c.nev = 1;
+  PetscCall(SetUpEPS(A, NULL, c, EPSCUDALANCZOS, &eps));
+  PetscCall(VecScale(v[0], PetscExpScalar(PETSC_i * 1.1))); /* another phase: still an eigenvector */
+  PetscCall(EPSSetInitialSpace(eps, 1, v));
+  PetscCall(EPSCUDALanczosSetVerify(eps, PETSC_FALSE)); /* then the invariant start ends the solve in one cycle */
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  lc = 0;
+  if (nconv >= 1) PetscCall(EPSGetEigenpair(eps, 0, &lc, NULL, x, NULL));
+  {
+    PetscScalar d = 0;
+    PetscInt    its;
+    PetscCall(VecDot(x, v[0], &d));
+    PetscCall(EPSGetIterationNumber(eps, &its));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "lambda %.12g (krylovschur %.12g), |v^H x| = %.15f, %" PetscInt_FMT " iterations",
+                            (double)PetscRealPart(lc), (double)PetscRealPart(lr[0]), (double)PetscAbsScalar(d), its));
+    PetscCall(Check((PetscBool)(nconv >= 1 && its == 1 && PetscAbsScalar(lc - lr[0]) <= 1e-10 * PetscAbsScalar(lr[0]) && PetscAbsReal(PetscAbsScalar(d) - 1) <= 1e-10),
+                    "a complex eigenvector as the initial space", detail));
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(EPSDestroy(&ref));
+  PetscCall(VecDestroy(&v[0]));
+  PetscCall(VecDestroy(&v[1]));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&Ax));
+  PetscFunctionReturn(0);
+}
+
 /* The matrix must be genuinely complex (a real one would not test what this program is for) and Hermitian. */
 static PetscErrorCode CheckMatrix(Mat A, const char *what)
 {
@@ -225,6 +303,8 @@ int main(int argc, char **argv)
   PetscCall(RunCase("EPS_GHEP, STSHIFT, 4 largest, block size 2", A, B, c));
   c = (Case){EPS_TARGET_MAGNITUDE, 5, 1, PETSC_FALSE, STSINVERT, 0.05};
   PetscCall(RunCase("EPS_GHEP, STSINVERT, 5 nearest 0.05 (interior)", A, B, c));
+
+  PetscCall(SpacesCase(A));
 
   /* Non-Hermitian problem types are refused; a complex non-Hermitian A (a_ij != conj(a_ji)) under
      EPS_NHEP too. */
