@@ -62,7 +62,13 @@ typedef enum { EPS_CUDALANCZOS_KERNELS_DEFAULT, EPS_CUDALANCZOS_KERNELS_CUSTOM, 
 SLEPC_EXTERN const char *const EPSCUDALanczosKernelsTypes[];
 
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosRegister(void);
+/* What -dll_append calls, named after the library file: libslepccudalanczos.so for a PETSc with real
+   scalars, libslepccudalanczos_complex.so for one with complex scalars. */
+#if defined(PETSC_USE_COMPLEX)
+SLEPC_EXTERN PetscErrorCode PetscDLLibraryRegister_slepccudalanczos_complex(void);
+#else
 SLEPC_EXTERN PetscErrorCode PetscDLLibraryRegister_slepccudalanczos(void);
+#endif
 
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetVariant(EPS, EPSCUDALanczosVariant);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetVariant(EPS, EPSCUDALanczosVariant *);

@@ -11,11 +11,11 @@ namespace cudalanczos {
 ColumnOperator host_round_trip(VectorOperator B)
 {
   if (!B) throw Error("host_round_trip: no operator");
-  auto buffers = std::make_shared<std::vector<double>>();
+  auto buffers = std::make_shared<std::vector<Scalar>>();
   return [B = std::move(B), buffers](Backend &inner, int src, int dst) {
     const std::size_t n = static_cast<std::size_t>(inner.local_size());
     buffers->resize(2 * n);
-    double *x = buffers->data(), *y = x + n;
+    Scalar *x = buffers->data(), *y = x + n;
     inner.get_column(src, x);
     B(x, y);
     inner.set_column(dst, y);
@@ -62,15 +62,15 @@ double BInnerProductBackend::checked_norm2(int col, double s)
   // Rounding can make w^T (B w) slightly negative only where |w^T B w| is at rounding level of
   // ||w|| ||B w|| (w numerically zero after orthogonalization, a breakdown); beyond that B has a
   // direction of negative or zero curvature: not an inner product.
-  double ww[1] = {0}, uu[1] = {0};
+  Scalar ww[1] = {0}, uu[1] = {0};
   inner_.project(col, 0, col, ww);
   inner_.project(ncols_, 0, ncols_, uu);
   constexpr double eps = std::numeric_limits<double>::epsilon();
-  const double     bound = 64 * eps * std::sqrt(static_cast<double>(inner_.global_size())) * std::sqrt(ww[0]) * std::sqrt(uu[0]);
+  const double     bound = 64 * eps * std::sqrt(static_cast<double>(inner_.global_size())) * std::sqrt(real_part(ww[0])) * std::sqrt(real_part(uu[0]));
   if (-s <= bound) return 0.0;
   std::ostringstream msg;
-  msg << "the inner-product matrix B is not positive definite: x^T B x = " << s << " for a vector x with ||x|| = " << std::sqrt(ww[0])
-      << " (a generalized Hermitian problem needs B symmetric positive definite)";
+  msg << "the inner-product matrix B is not positive definite: x^H B x = " << s << " for a vector x with ||x|| = " << std::sqrt(real_part(ww[0]))
+      << " (a generalized Hermitian problem needs B Hermitian positive definite)";
   throw Error(msg.str());
 }
 
@@ -81,14 +81,14 @@ void BInnerProductBackend::set_random(int j, std::uint64_t seed)
   inner_.set_random(j, seed);
 }
 
-void BInnerProductBackend::set_column(int j, const double *x)
+void BInnerProductBackend::set_column(int j, const Scalar *x)
 {
   check_column(j);
   changed(j);
   inner_.set_column(j, x);
 }
 
-void BInnerProductBackend::get_column(int j, double *x) const
+void BInnerProductBackend::get_column(int j, Scalar *x) const
 {
   check_column(j);
   inner_.get_column(j, x);
@@ -102,24 +102,24 @@ void BInnerProductBackend::apply_operator(int src, int dst)
   inner_.apply_operator(src, dst);
 }
 
-void BInnerProductBackend::project(int first, int k, int col, double *out)
+void BInnerProductBackend::project(int first, int k, int col, Scalar *out)
 {
   if (k > 0) check_column(first), check_column(first + k - 1);
   ensure_b(col);
-  inner_.project_with(first, k, col, ncols_, out); // V^T (B w) and w^T (B w), one reduction
-  out[k] = checked_norm2(col, out[k]);
+  inner_.project_with(first, k, col, ncols_, out); // V^H (B w) and w^H (B w), one reduction
+  out[k] = checked_norm2(col, real_part(out[k]));
 }
 
-double BInnerProductBackend::subtract(int first, int k, const double *coef, int col)
+double BInnerProductBackend::subtract(int first, int k, const Scalar *coef, int col)
 {
   update(first, k, coef, col);
   ensure_b(col);
-  double s = 0;
+  Scalar s = 0;
   inner_.project_with(col, 0, col, ncols_, &s);
-  return checked_norm2(col, s);
+  return checked_norm2(col, real_part(s));
 }
 
-void BInnerProductBackend::update(int first, int k, const double *coef, int col)
+void BInnerProductBackend::update(int first, int k, const Scalar *coef, int col)
 {
   check_column(col);
   if (k > 0) check_column(first), check_column(first + k - 1);
@@ -136,7 +136,7 @@ void BInnerProductBackend::scale(int col, double alpha)
   inner_.scale(col, alpha);
 }
 
-void BInnerProductBackend::combine(int first, int k, const double *coef, int dst)
+void BInnerProductBackend::combine(int first, int k, const Scalar *coef, int dst)
 {
   check_column(dst);
   if (k > 0) check_column(first), check_column(first + k - 1);
@@ -144,7 +144,7 @@ void BInnerProductBackend::combine(int first, int k, const double *coef, int dst
   inner_.combine(first, k, coef, dst);
 }
 
-void BInnerProductBackend::rotate(int k, int m, const double *Q, int ldq)
+void BInnerProductBackend::rotate(int k, int m, const Scalar *Q, int ldq)
 {
   if (m > k || ldq < k || k > ncols_) throw Error("BInnerProductBackend::rotate: need m <= k <= ldq and k <= basis columns");
   holds_ = -1;
@@ -166,7 +166,7 @@ void BInnerProductBackend::apply_operator_block(int src, int dst, int b)
   inner_.apply_operator_block(src, dst, b);
 }
 
-void BInnerProductBackend::update_block(int first, int k, const double *C, int ldc, int col, int b)
+void BInnerProductBackend::update_block(int first, int k, const Scalar *C, int ldc, int col, int b)
 {
   if (b > 0) check_column(col), check_column(col + b - 1);
   if (k > 0) check_column(first), check_column(first + k - 1);
@@ -174,7 +174,7 @@ void BInnerProductBackend::update_block(int first, int k, const double *C, int l
   inner_.update_block(first, k, C, ldc, col, b);
 }
 
-void BInnerProductBackend::transform_block(int col, int b, const double *M, int ldm)
+void BInnerProductBackend::transform_block(int col, int b, const Scalar *M, int ldm)
 {
   if (b > 0) check_column(col), check_column(col + b - 1);
   changed(col, b);

@@ -30,7 +30,7 @@ namespace cudalanczos {
 /// Wrapped column dst = B times wrapped column src (src != dst) of `inner`.
 using ColumnOperator = std::function<void(Backend &inner, int src, int dst)>;
 /// y = B x on this rank's local entries, host arrays.
-using VectorOperator = std::function<void(const double *x, double *y)>;
+using VectorOperator = std::function<void(const Scalar *x, Scalar *y)>;
 
 /// A ColumnOperator for any backend through get_column / set_column and a host product: correct
 /// everywhere, two copies of a column per product (host to device and back for a device backend).
@@ -51,16 +51,16 @@ public:
   int basis_columns() const override { return ncols_; }
 
   void set_random(int j, std::uint64_t seed) override;
-  void set_column(int j, const double *x) override;
-  void get_column(int j, double *x) const override;
+  void set_column(int j, const Scalar *x) override;
+  void get_column(int j, Scalar *x) const override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
-  void project(int first, int k, int col, double *out) override;
-  double subtract(int first, int k, const double *coef, int col) override;
-  void update(int first, int k, const double *coef, int col) override;
+  void project(int first, int k, int col, Scalar *out) override;
+  double subtract(int first, int k, const Scalar *coef, int col) override;
+  void update(int first, int k, const Scalar *coef, int col) override;
   void scale(int col, double alpha) override;
-  void combine(int first, int k, const double *coef, int dst) override;
-  void rotate(int k, int m, const double *Q, int ldq) override;
+  void combine(int first, int k, const Scalar *coef, int dst) override;
+  void rotate(int k, int m, const Scalar *Q, int ldq) override;
   void copy_column(int src, int dst) override;
 
   // expand, expand_partial, queue_steps, collect_steps, cancel_steps and project_block: Backend's
@@ -68,8 +68,8 @@ public:
   // steps) compute Euclidean inner products and must not be used.
 
   void apply_operator_block(int src, int dst, int b) override;
-  void update_block(int first, int k, const double *C, int ldc, int col, int b) override;
-  void transform_block(int col, int b, const double *M, int ldm) override;
+  void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override;
+  void transform_block(int col, int b, const Scalar *M, int ldm) override;
   void synchronize() override { inner_.synchronize(); }
 
 private:

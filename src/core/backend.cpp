@@ -45,12 +45,12 @@ int Backend::cancel_steps()
   return 0;
 }
 
-void Backend::project_with(int first, int k, int col, int with, double *out)
+void Backend::project_with(int first, int k, int col, int with, Scalar *out)
 {
-  project(first, k, with, out); // out[k] is v_with . v_with here, replaced below
-  double pair[2] = {0, 0};
-  project(with, 1, col, pair); // v_with . v_col
-  out[k] = pair[0];
+  project(first, k, with, out); // out[k] is v_with^H v_with here, replaced below
+  Scalar pair[2] = {0, 0};
+  project(with, 1, col, pair); // v_with^H v_col = conj(v_col^H v_with)
+  out[k] = conj_of(pair[0]);
 }
 
 void Backend::set_operator_scale(int e)
@@ -83,7 +83,7 @@ void Backend::check_partial_reach(const char *who, int first, int reach)
 void Backend::reference_steps(int first, int last, int reach, double anorm, StepRecord *records)
 {
   constexpr double eps = std::numeric_limits<double>::epsilon();
-  std::vector<double> g(3), h, h2;
+  std::vector<Scalar> g(3), h, h2;
   for (int j = first; j < last; ++j) {
     StepRecord &r = records[j - first];
     const int k = reach < 0 ? j + 1 : reach, w = j + 1; // the pass: columns 0..k-1
@@ -91,22 +91,23 @@ void Backend::reference_steps(int first, int last, int reach, double anorm, Step
     // The three-term window v_{j-1}, v_j.
     const int lo = std::max(0, j - 1), kl = j - lo + 1;
     project(lo, kl, w, g.data());
-    r.norm_before = g[kl];
+    r.norm_before = real_part(g[kl]);
     update(lo, kl, g.data(), w); // ||w||^2 after it comes with the full pass's projection
     // Full reorthogonalization; DGKS compares with ||w|| before this pass.
-    h.assign(k + 1, 0.0);
+    h.assign(k + 1, Scalar(0));
     project(0, k, w, h.data());
-    const double mid = h[k];
+    const double mid = real_part(h[k]);
     const double after1 = subtract(0, k, h.data(), w);
     double after = after1;
-    r.alpha = g[kl - 1] + (j < k ? h[j] : 0.0);
+    // alpha_j = v_j^H A v_j is real for a Hermitian operator: the imaginary parts are rounding.
+    r.alpha = real_part(g[kl - 1]) + (j < k ? real_part(h[j]) : 0.0);
     bool lost = false;
     r.second_pass = after1 < kDgksEta2 * mid;
     if (r.second_pass) {
-      h2.assign(k + 1, 0.0);
+      h2.assign(k + 1, Scalar(0));
       project(0, k, w, h2.data());
       after = subtract(0, k, h2.data(), w);
-      if (j < k) r.alpha += h2[j];
+      if (j < k) r.alpha += real_part(h2[j]);
       lost = after < kDgksEta2 * after1;
     }
     anorm = std::max({anorm, std::sqrt(r.norm_before), std::abs(r.alpha)});
@@ -126,10 +127,10 @@ void Backend::apply_operator_block(int src, int dst, int b)
   for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
 }
 
-void Backend::project_block(int first, int k, int col, int b, double *out)
+void Backend::project_block(int first, int k, int col, int b, Scalar *out)
 {
   const int ld = k + b;
-  std::vector<double> h(static_cast<std::size_t>(std::max(k, b)) + 1);
+  std::vector<Scalar> h(static_cast<std::size_t>(std::max(k, b)) + 1);
   for (int j = 0; j < b; ++j) {
     project(first, k, col + j, h.data());
     std::copy(h.begin(), h.begin() + k, out + static_cast<std::size_t>(j) * ld);
@@ -138,23 +139,23 @@ void Backend::project_block(int first, int k, int col, int b, double *out)
   }
 }
 
-void Backend::update_block(int first, int k, const double *C, int ldc, int col, int b)
+void Backend::update_block(int first, int k, const Scalar *C, int ldc, int col, int b)
 {
   if (ldc < k) throw Error("update_block: ldc < k");
   if (k > 0 && b > 0 && first < col + b && col < first + k) throw Error("update_block: the blocks overlap");
   for (int j = 0; j < b; ++j) update(first, k, C + static_cast<std::size_t>(j) * ldc, col + j);
 }
 
-void Backend::transform_block(int col, int b, const double *M, int ldm)
+void Backend::transform_block(int col, int b, const Scalar *M, int ldm)
 {
   if (ldm < b) throw Error("transform_block: ldm < b");
   const std::size_t n = static_cast<std::size_t>(local_size());
-  std::vector<double> in(n * b), out(n * b, 0.0);
+  std::vector<Scalar> in(n * b), out(n * b, Scalar(0));
   for (int j = 0; j < b; ++j) get_column(col + j, in.data() + j * n);
   for (int j = 0; j < b; ++j)
     for (int i = 0; i < b; ++i) {
-      const double m = M[i + static_cast<std::size_t>(j) * ldm];
-      if (m == 0) continue;
+      const Scalar m = M[i + static_cast<std::size_t>(j) * ldm];
+      if (m == Scalar(0)) continue;
       for (std::size_t r = 0; r < n; ++r) out[r + j * n] += m * in[r + i * n];
     }
   for (int j = 0; j < b; ++j) set_column(col + j, out.data() + j * n);

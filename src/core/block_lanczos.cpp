@@ -19,7 +19,10 @@ bool block_variant_applies(const Settings &s, index_t n)
 
 namespace {
 
-using Matrix = std::vector<double>; // column-major
+// Column-major. Scalar: the projected blocks V^H A V are complex Hermitian in the complex build (the
+// coupling R of a block to the next is a full b x b matrix, not a real beta), so this driver's projected
+// matrix is Hermitian block tridiagonal/arrowhead, diagonalized by hermitian_eigen.
+using Matrix = std::vector<Scalar>;
 
 class BlockDriver {
 public:
@@ -66,40 +69,40 @@ private:
   // W = V[:, col:col+B] is orthogonalized against V[:, 0:k] by block classical Gram-Schmidt, twice
   // (the second pass takes what rounding left of the first: at rounding level unless W was nearly in
   // the span, which the SVQB below sees), then orthonormalized by SVQB: with the Gram matrix
-  // G = W^T W = U L U^T, Q = W U L^(-1/2) and R = L^(1/2) U^T, so that W_in = V[:, 0:k] C + Q R.
+  // G = W^H W = U L U^H, Q = W U L^(-1/2) and R = L^(1/2) U^H, so that W_in = V[:, 0:k] C + Q R.
   // A direction whose L_i is below `floor2` is numerically in the span: its row of R is zero and Q
   // gets a fresh random direction there (a breakdown, as beta = 0 in the single-vector step).
   // SVQB's orthogonality is about eps / (L_i / ||W||^2), and a direction that lost most of its length
   // also carries the span's rounding-level components, magnified by as much: where L_min falls below
   // sqrt(eps) of what the pass started from, Q gets one more Gram-Schmidt pass and SVQB (DGKS for
   // blocks), in which a direction that loses half its length again counts as in the span.
-  // `before` receives diag(W^T W) before any pass. Returns false when the basis spans the whole space
+  // `before` receives diag(W^H W) before any pass. Returns false when the basis spans the whole space
   // (no fresh direction exists): the block then has zero columns.
   bool orthonormalize(int k, int col, bool from_operator, Matrix &C, Matrix &R, std::vector<double> &before)
   {
     const int B = B_, ld = k + B;
     Matrix P(static_cast<std::size_t>(ld) * B), G(static_cast<std::size_t>(B) * B);
-    C.assign(static_cast<std::size_t>(k) * B, 0.0);
+    C.assign(static_cast<std::size_t>(k) * B, Scalar(0));
     before.assign(B, 0.0);
     // Pass 1: projections and the Gram matrix before.
     b_.project_block(0, k, col, B, P.data());
     ++reductions_;
     for (int j = 0; j < B; ++j) {
-      before[j] = P[k + j + static_cast<std::size_t>(j) * ld];
+      before[j] = real_part(P[k + j + static_cast<std::size_t>(j) * ld]);
       check_finite(before[j], "||A v||");
     }
     double scale = *std::max_element(before.begin(), before.end());
     if (k > 0) {
       b_.update_block(0, k, P.data(), ld, col, B);
       accumulate(P, k, C);
-      // Pass 2: what rounding left; its Gram matrix is W^T W after pass 1.
+      // Pass 2: what rounding left; its Gram matrix is W^H W after pass 1.
       b_.project_block(0, k, col, B, P.data());
       ++reductions_;
       b_.update_block(0, k, P.data(), ld, col, B);
       accumulate(P, k, C);
       gram_after(P, k, G);
       scale = 0;
-      for (int j = 0; j < B; ++j) scale = std::max(scale, P[k + j + static_cast<std::size_t>(j) * ld]);
+      for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[k + j + static_cast<std::size_t>(j) * ld]));
       ++full_passes_;
     } else {
       gram_after(P, 0, G);
@@ -118,7 +121,7 @@ private:
       b_.project_block(0, k, col, B, P.data());
       ++reductions_;
       b_.update_block(0, k, P.data(), ld, col, B);
-      Matrix C3(static_cast<std::size_t>(k) * B, 0.0), M2, R2;
+      Matrix C3(static_cast<std::size_t>(k) * B, Scalar(0)), M2, R2;
       accumulate(P, k, C3);
       gram_after(P, k, G);
       std::fill(dead.begin(), dead.end(), 0); // Q's dead columns are zero: they die again here
@@ -141,21 +144,21 @@ private:
       for (int i = 0; i < k; ++i) C[i + static_cast<std::size_t>(j) * k] += P[i + static_cast<std::size_t>(j) * (k + B_)];
   }
 
-  // G = (Gram block of P) - P[0:k]^T P[0:k]: the Gram matrix of W after subtracting V P[0:k] from it
-  // (V orthonormal), symmetrized.
+  // G = (Gram block of P) - P[0:k]^H P[0:k]: the Gram matrix of W after subtracting V P[0:k] from it
+  // (V orthonormal), made Hermitian.
   void gram_after(const Matrix &P, int k, Matrix &G) const
   {
     const int B = B_, ld = k + B;
-    G.assign(static_cast<std::size_t>(B) * B, 0.0);
+    G.assign(static_cast<std::size_t>(B) * B, Scalar(0));
     for (int j = 0; j < B; ++j)
       for (int i = 0; i < B; ++i) {
-        double g = 0.5 * (P[k + i + static_cast<std::size_t>(j) * ld] + P[k + j + static_cast<std::size_t>(i) * ld]);
-        for (int l = 0; l < k; ++l) g -= P[l + static_cast<std::size_t>(i) * ld] * P[l + static_cast<std::size_t>(j) * ld];
+        Scalar g = 0.5 * (P[k + i + static_cast<std::size_t>(j) * ld] + conj_of(P[k + j + static_cast<std::size_t>(i) * ld]));
+        for (int l = 0; l < k; ++l) g -= conj_of(P[l + static_cast<std::size_t>(i) * ld]) * P[l + static_cast<std::size_t>(j) * ld];
         G[i + static_cast<std::size_t>(j) * B] = g;
       }
   }
 
-  // SVQB on the Gram matrix G (B x B): M = U L^(-1/2) and R = L^(1/2) U^T, with directions whose L_i is
+  // SVQB on the Gram matrix G (B x B): M = U L^(-1/2) and R = L^(1/2) U^H, with directions whose L_i is
   // at most `floor2` marked dead (their column of M and row of R are zero). Returns the smallest L_i
   // kept (or 0 when one died). Directions are ordered by decreasing L, so the block's first column is
   // its longest direction.
@@ -164,13 +167,13 @@ private:
     const int B = B_;
     std::vector<double> L(B);
     Matrix U(static_cast<std::size_t>(B) * B);
-    symmetric_eigen(B, G.data(), B, L.data(), U.data(), B);
+    hermitian_eigen(B, G.data(), B, L.data(), U.data(), B);
     for (double x : L) check_finite(x, "the block's Gram matrix");
     std::vector<int> idx(B);
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return L[a] > L[b]; });
-    M.assign(static_cast<std::size_t>(B) * B, 0.0);
-    R.assign(static_cast<std::size_t>(B) * B, 0.0);
+    M.assign(static_cast<std::size_t>(B) * B, Scalar(0));
+    R.assign(static_cast<std::size_t>(B) * B, Scalar(0));
     double smallest = L[idx[0]];
     for (int q = 0; q < B; ++q) {
       const int i = idx[q];
@@ -183,7 +186,7 @@ private:
       const double s = std::sqrt(L[i]);
       for (int r = 0; r < B; ++r) {
         M[r + static_cast<std::size_t>(q) * B] = U[r + static_cast<std::size_t>(i) * B] / s;
-        R[q + static_cast<std::size_t>(r) * B] = s * U[r + static_cast<std::size_t>(i) * B];
+        R[q + static_cast<std::size_t>(r) * B] = s * conj_of(U[r + static_cast<std::size_t>(i) * B]);
       }
     }
     return smallest;
@@ -191,10 +194,10 @@ private:
 
   static Matrix multiply(const Matrix &X, int rows, const Matrix &Y, int inner, int cols)
   {
-    Matrix Z(static_cast<std::size_t>(rows) * cols, 0.0);
+    Matrix Z(static_cast<std::size_t>(rows) * cols, Scalar(0));
     for (int j = 0; j < cols; ++j)
       for (int l = 0; l < inner; ++l) {
-        const double y = Y[l + static_cast<std::size_t>(j) * inner];
+        const Scalar y = Y[l + static_cast<std::size_t>(j) * inner];
         for (int i = 0; i < rows; ++i) Z[i + static_cast<std::size_t>(j) * rows] += X[i + static_cast<std::size_t>(l) * rows] * y;
       }
     return Z;
@@ -205,7 +208,7 @@ private:
   bool fresh_column(int j, int end)
   {
     ++breakdowns_;
-    std::vector<double> h(static_cast<std::size_t>(end) + 1);
+    std::vector<Scalar> h(static_cast<std::size_t>(end) + 1);
     for (int attempt = 0; attempt < 3; ++attempt) {
       b_.set_random(j, next_seed());
       double after[2] = {0, 0};
@@ -288,16 +291,26 @@ private:
     const bool ok = orthonormalize(w, w, true, C, R, before);
     for (int j = 0; j < B; ++j)
       for (int i = 0; i < w; ++i) {
-        const double v = i < locked ? 0.0 : C[i + static_cast<std::size_t>(j) * w];
+        const Scalar v = i < locked ? Scalar(0) : C[i + static_cast<std::size_t>(j) * w];
         check_finite(v, "a block step's coefficient");
-        H(i, c + j) = v;
-        H(c + j, i) = v;
+        H(i, c + j) = v; // v_i^H A v_{c+j}
+        H(c + j, i) = conj_of(v);
       }
-    for (int j = 0; j < B; ++j)
-      for (int i = 0; i < j; ++i) H(c + i, c + j) = H(c + j, c + i) = 0.5 * (H(c + i, c + j) + H(c + j, c + i));
+    // The diagonal block made exactly Hermitian (its diagonal real: v^H A v of a Hermitian A).
+    for (int j = 0; j < B; ++j) {
+      for (int i = 0; i < j; ++i) {
+        const Scalar h = 0.5 * (H(c + i, c + j) + conj_of(H(c + j, c + i)));
+        H(c + i, c + j) = h;
+        H(c + j, c + i) = conj_of(h);
+      }
+      H(c + j, c + j) = real_part(H(c + j, c + j));
+    }
     for (int j = 0; j < B; ++j) {
       anorm_ = std::max(anorm_, std::abs(H(c + j, c + j)));
-      for (int i = 0; i < B; ++i) H(w + i, c + j) = H(c + j, w + i) = R[i + static_cast<std::size_t>(j) * B];
+      for (int i = 0; i < B; ++i) {
+        H(w + i, c + j) = R[i + static_cast<std::size_t>(j) * B]; // A v_{c+j} = ... + sum_i q_i R(i, j)
+        H(c + j, w + i) = conj_of(R[i + static_cast<std::size_t>(j) * B]);
+      }
     }
     return ok;
   }
@@ -310,12 +323,12 @@ private:
     Matrix A(static_cast<std::size_t>(na) * na);
     for (int j = 0; j < na; ++j)
       for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), B_, true, [&](const double *y_last) {
+    return detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
       double r2 = 0;
       for (int r = 0; r < B_; ++r) {
-        double t = 0;
+        Scalar t = 0;
         for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y_last[l];
-        r2 += t * t;
+        r2 += abs2(t);
       }
       return std::sqrt(r2);
     });
@@ -329,7 +342,7 @@ private:
   // cycle K_s(A, X) contains K_s(A, x_1), so the certificate counts s block steps.
   Result thick_restart()
   {
-    H_.assign(static_cast<std::size_t>(ld_) * ld_, 0.0);
+    H_.assign(static_cast<std::size_t>(ld_) * ld_, Scalar(0));
     auto key = [&](double value) { return badness(s_, c_.eigenvalue(value)); };
     const int m = m_, B = B_;
     int locked = 0, top = 0; // top: columns whose projection is known; the block at top is the next to expand
@@ -348,7 +361,8 @@ private:
       const int steps = (e - top) / B;
       RitzPairs rp = ritz_pairs(locked, e);
       const int na = rp.na;
-      const std::vector<double> &w = rp.w, &Y = rp.Y, &err = rp.err;
+      const std::vector<double> &w = rp.w, &err = rp.err;
+      const std::vector<Scalar> &Y = rp.Y;
       const std::vector<int> &order = rp.order;
       int newconv = 0;
       while (newconv < na && err[newconv] < s_.tol) ++newconv;
@@ -385,7 +399,7 @@ private:
       else keep = std::min({na, m - B - locked, newconv + std::max(1, (na - newconv) / 2)});
 
       const int kcols = locked + keep;
-      Matrix Q(static_cast<std::size_t>(e) * kcols, 0.0);
+      Matrix Q(static_cast<std::size_t>(e) * kcols, Scalar(0));
       for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * e] = 1.0;
       for (int q = 0; q < keep; ++q)
         for (int ii = 0; ii < na; ++ii) Q[(locked + ii) + static_cast<std::size_t>(locked + q) * e] = Y[ii + static_cast<std::size_t>(order[q]) * na];
@@ -409,7 +423,7 @@ private:
       int lockable = 0;
       while (lockable < newconv && err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
       const int lock = std::min(inject ? newconv : lockable, keep);
-      std::fill(H_.begin(), H_.end(), 0.0);
+      std::fill(H_.begin(), H_.end(), Scalar(0));
       for (int q = 0; q < lock; ++q) {
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
@@ -436,8 +450,8 @@ private:
     }
   }
 
-  double &H(int i, int j) { return H_[i + static_cast<std::size_t>(j) * ld_]; }
-  double H(int i, int j) const { return H_[i + static_cast<std::size_t>(j) * ld_]; }
+  Scalar &H(int i, int j) { return H_[i + static_cast<std::size_t>(j) * ld_]; }
+  Scalar H(int i, int j) const { return H_[i + static_cast<std::size_t>(j) * ld_]; }
 
   Backend &b_;
   Settings s_;

@@ -25,14 +25,14 @@ void ConstrainedBackend::check_room() const
   if (inner_.basis_columns() < most_ + 1) throw Error("ConstrainedBackend::add_constraint: resize_basis first");
 }
 
-bool ConstrainedBackend::add_constraint(const double *x)
+bool ConstrainedBackend::add_constraint(const Scalar *x)
 {
   check_room();
   inner_.set_column(d_, x);
   return keep_constraint();
 }
 
-bool ConstrainedBackend::add_constraint_device(const double *x, void *stream, bool *kept)
+bool ConstrainedBackend::add_constraint_device(const Scalar *x, void *stream, bool *kept)
 {
   check_room();
   if (!inner_.set_column_device(d_, x, stream)) return false;
@@ -56,10 +56,10 @@ bool ConstrainedBackend::keep_constraint()
 double ConstrainedBackend::project_out(int c, double *before)
 {
   // project() gives the d coefficients and ||c||^2 (before); the second pass's subtract() the norm after.
-  h_.assign(static_cast<std::size_t>(d_) + 1, 0.0);
+  h_.assign(static_cast<std::size_t>(d_) + 1, Scalar(0));
   inner_.project(0, d_, c, h_.data());
-  if (before) *before = h_[d_];
-  if (d_ == 0) return h_[d_];
+  if (before) *before = real_part(h_[d_]);
+  if (d_ == 0) return real_part(h_[d_]);
   inner_.update(0, d_, h_.data(), c);
   inner_.project(0, d_, c, h_.data());
   return inner_.subtract(0, d_, h_.data(), c);
@@ -71,13 +71,13 @@ void ConstrainedBackend::set_random(int j, std::uint64_t seed)
   if (d_ > 0) project_out(j + d_);
 }
 
-void ConstrainedBackend::set_column(int j, const double *x)
+void ConstrainedBackend::set_column(int j, const Scalar *x)
 {
   inner_.set_column(j + d_, x);
   if (d_ > 0) project_out(j + d_);
 }
 
-bool ConstrainedBackend::set_column_device(int j, const double *x, void *stream)
+bool ConstrainedBackend::set_column_device(int j, const Scalar *x, void *stream)
 {
   if (!inner_.set_column_device(j + d_, x, stream)) return false;
   if (d_ > 0) project_out(j + d_);
@@ -97,21 +97,21 @@ void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
   // project_out on the whole block: two passes of the block operations (one product over Z each)
   // instead of b column by column.
   const int ld = d_ + b;
-  h_.assign(static_cast<std::size_t>(ld) * b, 0.0);
+  h_.assign(static_cast<std::size_t>(ld) * b, Scalar(0));
   for (int pass = 0; pass < 2; ++pass) {
-    inner_.project_block(0, d_, dst + d_, b, h_.data()); // Z^T W in the first d rows of each column
+    inner_.project_block(0, d_, dst + d_, b, h_.data()); // Z^H W in the first d rows of each column
     inner_.update_block(0, d_, h_.data(), ld, dst + d_, b);
   }
 }
 
-void ConstrainedBackend::rotate(int k, int m, const double *Q, int ldq)
+void ConstrainedBackend::rotate(int k, int m, const Scalar *Q, int ldq)
 {
   if (m > k || ldq < k) throw Error("ConstrainedBackend::rotate: need m <= k <= ldq");
   if (d_ == 0) return inner_.rotate(k, m, Q, ldq);
   // [Z V] diag(I, Q): the wrapped backends see the identity on Z's columns and leave them (the CUDA
   // backend skips such leading columns; the host one copies them exactly).
   const int K = k + d_, M = m + d_;
-  q_.assign(static_cast<std::size_t>(K) * M, 0.0);
+  q_.assign(static_cast<std::size_t>(K) * M, Scalar(0));
   for (int i = 0; i < d_; ++i) q_[i + static_cast<std::size_t>(i) * K] = 1.0;
   for (int j = 0; j < m; ++j)
     for (int i = 0; i < k; ++i) q_[(d_ + i) + static_cast<std::size_t>(d_ + j) * K] = Q[i + static_cast<std::size_t>(j) * ldq];

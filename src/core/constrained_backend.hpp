@@ -31,10 +31,10 @@ public:
   /// (two classical Gram-Schmidt passes) and normalized. A vector that is numerically in their span
   /// (its norm falls below sqrt(eps) of what it was) is dropped, as SLEPc's BVInsertConstraints drops
   /// it: returns whether x was kept. Call after resize_basis(), which forgets Z.
-  bool add_constraint(const double *x);
+  bool add_constraint(const Scalar *x);
   /// add_constraint with x in device memory (Backend::set_column_device, ordered with `stream`): false
   /// when the wrapped backend's basis is not in device memory (nothing done), else true with *kept set.
-  bool add_constraint_device(const double *x, void *stream, bool *kept);
+  bool add_constraint_device(const Scalar *x, void *stream, bool *kept);
   /// The vectors of Z kept so far.
   int constraints() const { return d_; }
 
@@ -45,18 +45,18 @@ public:
   int basis_columns() const override { return inner_.basis_columns() - d_; }
 
   void set_random(int j, std::uint64_t seed) override;
-  void set_column(int j, const double *x) override;
-  void get_column(int j, double *x) const override { inner_.get_column(j + d_, x); }
-  bool get_column_device(int j, double *x, void *stream) const override { return inner_.get_column_device(j + d_, x, stream); }
-  bool set_column_device(int j, const double *x, void *stream) override;
+  void set_column(int j, const Scalar *x) override;
+  void get_column(int j, Scalar *x) const override { inner_.get_column(j + d_, x); }
+  bool get_column_device(int j, Scalar *x, void *stream) const override { return inner_.get_column_device(j + d_, x, stream); }
+  bool set_column_device(int j, const Scalar *x, void *stream) override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
-  void project(int first, int k, int col, double *out) override { inner_.project(first + d_, k, col + d_, out); }
-  double subtract(int first, int k, const double *coef, int col) override { return inner_.subtract(first + d_, k, coef, col + d_); }
-  void update(int first, int k, const double *coef, int col) override { inner_.update(first + d_, k, coef, col + d_); }
+  void project(int first, int k, int col, Scalar *out) override { inner_.project(first + d_, k, col + d_, out); }
+  double subtract(int first, int k, const Scalar *coef, int col) override { return inner_.subtract(first + d_, k, coef, col + d_); }
+  void update(int first, int k, const Scalar *coef, int col) override { inner_.update(first + d_, k, coef, col + d_); }
   void scale(int col, double alpha) override { inner_.scale(col + d_, alpha); }
-  void combine(int first, int k, const double *coef, int dst) override { inner_.combine(first + d_, k, coef, dst + d_); }
-  void rotate(int k, int m, const double *Q, int ldq) override;
+  void combine(int first, int k, const Scalar *coef, int dst) override { inner_.combine(first + d_, k, coef, dst + d_); }
+  void rotate(int k, int m, const Scalar *Q, int ldq) override;
   void copy_column(int src, int dst) override { inner_.copy_column(src + d_, dst + d_); }
 
   void expand(int first, int last, double anorm, StepRecord *records) override { inner_.expand(first + d_, last + d_, anorm, records); }
@@ -66,12 +66,12 @@ public:
   int cancel_steps() override { return inner_.cancel_steps(); }
 
   void apply_operator_block(int src, int dst, int b) override;
-  void project_block(int first, int k, int col, int b, double *out) override { inner_.project_block(first + d_, k, col + d_, b, out); }
-  void update_block(int first, int k, const double *C, int ldc, int col, int b) override
+  void project_block(int first, int k, int col, int b, Scalar *out) override { inner_.project_block(first + d_, k, col + d_, b, out); }
+  void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override
   {
     inner_.update_block(first + d_, k, C, ldc, col + d_, b);
   }
-  void transform_block(int col, int b, const double *M, int ldm) override { inner_.transform_block(col + d_, b, M, ldm); }
+  void transform_block(int col, int b, const Scalar *M, int ldm) override { inner_.transform_block(col + d_, b, M, ldm); }
   void synchronize() override { inner_.synchronize(); }
 
 private:
@@ -85,7 +85,7 @@ private:
   Backend &inner_;
   int most_ = 0; // columns reserved for Z at the front of the wrapped basis
   int d_ = 0;    // vectors of Z kept
-  std::vector<double> h_, q_;
+  std::vector<Scalar> h_, q_;
 };
 
 } // namespace cudalanczos

@@ -86,10 +86,10 @@ bool certified_complement(const Settings &s, const Callbacks &c, const std::vect
 double orthogonality(Backend &b, int k)
 {
   double worst = 0;
-  std::vector<double> h(static_cast<std::size_t>(k) + 1);
+  std::vector<Scalar> h(static_cast<std::size_t>(k) + 1);
   for (int j = 0; j < k; ++j) {
     b.project(0, j + 1, j, h.data());
-    for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - (i == j ? 1.0 : 0.0)));
+    for (int i = 0; i <= j; ++i) worst = std::max(worst, std::abs(h[i] - Scalar(i == j ? 1.0 : 0.0)));
   }
   return worst;
 }
@@ -103,7 +103,8 @@ void sort_converged(Backend &b, Result &r, const std::function<double(double)> &
   bool identity = true;
   for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
   if (identity) return;
-  std::vector<double> P(static_cast<std::size_t>(k) * k, 0.0), ev(k), er(k);
+  std::vector<Scalar> P(static_cast<std::size_t>(k) * k, Scalar(0));
+  std::vector<double> ev(k), er(k);
   for (int j = 0; j < k; ++j) {
     P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
     ev[j] = r.eigenvalues[perm[j]];
@@ -124,16 +125,12 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
   return idx;
 }
 
-RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
-                     const std::function<double(const double *y_tail)> &residual)
+namespace {
+// What ritz_pairs and ritz_pairs_hermitian share after the eigensolver: the order and the residuals.
+void order_and_residuals(const Settings &s, const Callbacks &c, int tail, RitzPairs &rp,
+                         const std::function<double(const Scalar *y_tail)> &residual)
 {
-  if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
-  RitzPairs rp;
-  rp.na = na;
-  rp.rows = vectors ? na : tail;
-  rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
-  rp.w.resize(na);
-  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), std::max(rp.rows, 1), rp.rows);
+  const int na = rp.na;
   rp.order = order_by_which(s, c, rp.w);
   rp.res.resize(na);
   rp.err.resize(na);
@@ -142,6 +139,47 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
     rp.res[q] = residual(rp.Y.data() + static_cast<std::size_t>(i) * rp.rows + (rp.rows - tail));
     rp.err[q] = c.error(rp.w[i] - s.shift, rp.res[q]);
   }
+}
+} // namespace
+
+RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, std::vector<Scalar> A, int tail, bool vectors,
+                               const std::function<double(const Scalar *y_tail)> &residual)
+{
+#if !(defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX)
+  return ritz_pairs(s, c, na, std::move(A), tail, vectors, residual);
+#else
+  {
+    if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
+    RitzPairs rp;
+    rp.na = na;
+    rp.rows = vectors ? na : tail;
+    rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
+    rp.w.resize(na);
+    hermitian_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), std::max(rp.rows, 1), rp.rows);
+    order_and_residuals(s, c, tail, rp, residual);
+    return rp;
+  }
+#endif
+}
+
+RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
+                     const std::function<double(const Scalar *y_tail)> &residual)
+{
+  if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
+  RitzPairs rp;
+  rp.na = na;
+  rp.rows = vectors ? na : tail;
+  rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
+  rp.w.resize(na);
+#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
+  // Real eigenvectors (A is real symmetric), into the Scalars that rotate() and combine() take.
+  std::vector<double> Y(rp.Y.size());
+  symmetric_eigen(na, A.data(), na, rp.w.data(), Y.data(), std::max(rp.rows, 1), rp.rows);
+  std::copy(Y.begin(), Y.end(), rp.Y.begin());
+#else
+  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), std::max(rp.rows, 1), rp.rows);
+#endif
+  order_and_residuals(s, c, tail, rp, residual);
   return rp;
 }
 

@@ -24,8 +24,22 @@ Callbacks with_defaults(Callbacks c, const Settings &s);
 /// Ordering key for `which` on an eigenvalue of the user's problem: smaller is better.
 double badness(const Settings &s, double lambda);
 
+/// v_col^H v_col (one reduction): project() with no columns, its real part (the imaginary one is 0).
+inline double squared_norm(Backend &b, int col)
+{
+  Scalar q = 0;
+  b.project(col, 0, col, &q);
+  return real_part(q);
+}
+
 /// Throws Error naming `what` when x is NaN or Inf (the operator produced it).
 void check_finite(double x, const char *what);
+/// The same for both parts of a complex value.
+inline void check_finite(const std::complex<double> &z, const char *what)
+{
+  check_finite(z.real(), what);
+  check_finite(z.imag(), what);
+}
 
 /// Verification, first cycle of a round: `w` holds the Ritz values (of the operator, before the shift
 /// is removed) of a Krylov space K_k(A, X) of the complement of `locked` vectors, X random (one vector,
@@ -45,17 +59,24 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
 struct RitzPairs {
   int na = 0;
   int rows = 0; ///< rows of each vector in Y: na, or the last `tail` ones only (ritz_pairs)
-  std::vector<double> w, Y, res, err;
+  std::vector<double> w, res, err;
+  std::vector<Scalar> Y; ///< Scalar, as rotate() and combine() take it (real values for a real symmetric A)
   std::vector<int> order;
 };
 
-/// Diagonalizes the symmetric active block A (na x na, column-major); `residual` gives a pair's
+/// Diagonalizes the real symmetric active block A (na x na, column-major: the single-vector driver's
+/// tridiagonal/arrowhead matrix, real in either build); `residual` gives a pair's
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta
 /// y_last, or R times the last block). With vectors, Y holds the whole vectors (na x na); without, only
 /// their last `tail` rows (tail x na), which costs O(na^2 tail) instead of O(na^3): for the looks
 /// inside a cycle, which need the values and the residuals only.
 RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
-                     const std::function<double(const double *y_tail)> &residual);
+                     const std::function<double(const Scalar *y_tail)> &residual);
+
+/// The same for a Hermitian A of Scalars (the block driver's projected matrix, whose blocks are complex
+/// in the complex build: hermitian_eigen there; in the real build the same as ritz_pairs).
+RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, std::vector<Scalar> A, int tail, bool vectors,
+                               const std::function<double(const Scalar *y_tail)> &residual);
 
 /// The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
 /// complement value counts as a copy of it: what a verification round compares with.
@@ -97,7 +118,7 @@ CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhaus
 void all_approximations(const Settings &s, const std::vector<double> &locked_theta, const std::vector<double> &locked_err,
                         const RitzPairs &rp, std::vector<double> &theta, std::vector<double> &err);
 
-/// max |V^T V - I| over the basis's first k columns (k reductions; once per solve).
+/// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 
 /// Puts the converged pairs (basis columns 0..r.nconv-1, with r's eigenvalues and errors) in the order

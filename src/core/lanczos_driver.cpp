@@ -132,7 +132,7 @@ private:
     check_finite(nrm2, "the start vector's norm");
     if (nrm2 == 0) { // a zero initial vector carries no information: fall back to a random one
       b_.set_random(0, s_.seed);
-      b_.project(0, 0, 0, &nrm2);
+      nrm2 = detail::squared_norm(b_, 0);
       ++reductions_;
     }
     b_.scale(0, 1.0 / std::sqrt(nrm2));
@@ -142,18 +142,18 @@ private:
   // the first lost too much (DGKS). h[0..k-1] receives the total coefficients. Returns ||w||^2 after and
   // sets `before` to ||w||^2 before. `lost` is set when even the second pass lost more than eta: the
   // vector is numerically inside the span.
-  double orthogonalize(int k, int col, std::vector<double> &h, double &before, bool &lost)
+  double orthogonalize(int k, int col, std::vector<Scalar> &h, double &before, bool &lost)
   {
-    h.assign(k + 1, 0.0);
+    h.assign(k + 1, Scalar(0));
     b_.project(0, k, col, h.data());
     ++reductions_;
-    before = h[k];
+    before = real_part(h[k]);
     check_finite(before, "||A v||");
     double after = b_.subtract(0, k, h.data(), col);
     ++reductions_;
     lost = false;
     if (after < dgks_eta2 * before) {
-      std::vector<double> h2(k + 1);
+      std::vector<Scalar> h2(k + 1);
       b_.project(0, k, col, h2.data());
       ++reductions_;
       const double again = b_.subtract(0, k, h2.data(), col);
@@ -171,7 +171,7 @@ private:
   {
     if (breakdown) ++breakdowns_;
     ++fresh_;
-    std::vector<double> h;
+    std::vector<Scalar> h;
     for (int attempt = 0; attempt < 3; ++attempt) {
       b_.set_random(col, s_.seed + 0x9e37ULL * static_cast<std::uint64_t>(fresh_ * 3 + attempt + 1));
       double before = 0;
@@ -199,21 +199,22 @@ private:
     bool lost = false;
     if (full) {
       after = orthogonalize(j + 1, j + 1, h_, before, lost);
-      alpha = h_[j];
+      alpha = real_part(h_[j]); // v_j^H A v_j: real for a Hermitian operator, up to rounding
       ++full_passes_;
     } else {
       // Algorithm 2, lines 4-6: alpha = v_j^T A v_j; r = A v_j - alpha v_j - beta_{j-1} v_{j-1}.
-      double p[2];
+      Scalar p[2];
       b_.project(j, 1, j + 1, p);
       ++reductions_;
-      alpha = p[0];
-      before = p[1];
+      alpha = real_part(p[0]);
+      before = real_part(p[1]);
       check_finite(before, "||A v||");
       if (j > 0) {
-        const double coef[2] = {beta_prev, alpha};
+        const Scalar coef[2] = {beta_prev, alpha};
         after = b_.subtract(j - 1, 2, coef, j + 1);
       } else {
-        after = b_.subtract(j, 1, &alpha, j + 1);
+        const Scalar coef = alpha;
+        after = b_.subtract(j, 1, &coef, j + 1);
       }
       ++reductions_;
     }
@@ -403,12 +404,12 @@ private:
   // the normalization.
   void reorthogonalize_column(int t, int m, double &beta, bool &exhausted)
   {
-    std::vector<double> h;
+    std::vector<Scalar> h;
     double before = 0;
     bool lost = false;
     const double nrm2 = orthogonalize(t + 1, t + 1, h, before, lost);
     ++full_passes_;
-    S(t, t) += beta * h[t];
+    S(t, t) += beta * real_part(h[t]);
     beta *= std::sqrt(nrm2);
     finish_column(t + 1, beta, std::sqrt(nrm2), lost, exhausted);
     if (t + 1 < m) S(t, t + 1) = S(t + 1, t) = beta;
@@ -487,7 +488,7 @@ private:
     std::vector<double> A(static_cast<std::size_t>(na) * na);
     for (int jj = 0; jj < na; ++jj)
       for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const double *y_last) { return std::abs(b * *y_last); });
+    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -570,7 +571,8 @@ private:
       // `which`, stopping at the first that is not).
       RitzPairs rp = ritz_pairs(locked, mc, beta);
       const int na = rp.na;
-      const std::vector<double> &w = rp.w, &Y = rp.Y;
+      const std::vector<double> &w = rp.w;
+      const std::vector<Scalar> &Y = rp.Y;
       const std::vector<int> &order = rp.order;
       std::vector<double> &err = rp.err, &res = rp.res;
       int newconv = 0;
@@ -602,14 +604,13 @@ private:
       // the current best Ritz vectors, which keeps most of the progress in one start vector.
       if (partial_blocked_ && !restarted_full_) {
         restarted_full_ = true;
-        std::vector<double> coef(mc, 0.0);
+        std::vector<Scalar> coef(mc, Scalar(0));
         for (int i = 0; i < locked; ++i) coef[i] = 1.0;
         for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
           for (int ii = 0; ii < na; ++ii) coef[locked + ii] += Y[ii + static_cast<std::size_t>(order[q]) * na];
         b_.combine(0, mc, coef.data(), m + 1);
         b_.copy_column(m + 1, 0);
-        double nrm2 = 0;
-        b_.project(0, 0, 0, &nrm2);
+        const double nrm2 = detail::squared_norm(b_, 0);
         ++reductions_;
         b_.scale(0, 1.0 / std::sqrt(nrm2));
         std::fill(S_.begin(), S_.end(), 0.0);
@@ -663,7 +664,7 @@ private:
 
       // V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the identity on the locked part.
       const int kcols = locked + keep;
-      std::vector<double> Q(static_cast<std::size_t>(mc) * kcols, 0.0);
+      std::vector<Scalar> Q(static_cast<std::size_t>(mc) * kcols, Scalar(0));
       for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * mc] = 1.0;
       for (int q = 0; q < keep; ++q)
         for (int ii = 0; ii < na; ++ii)
@@ -708,7 +709,7 @@ private:
         if (partial_active()) {
           // The residual direction is only semi-orthogonal to the basis it came from, and the omega model
           // restarts from rounding level: make that true (one pass per restart, not per step).
-          std::vector<double> h;
+          std::vector<Scalar> h;
           double before = 0;
           bool lost = false;
           const double nrm2 = orthogonalize(kcols, kcols, h, before, lost);
@@ -718,7 +719,7 @@ private:
         for (int q = lock; q < keep; ++q) {
           const int i = order[q];
           S(locked + q, locked + q) = w[i];
-          S(locked + q, kcols) = S(kcols, locked + q) = beta * Y[(na - 1) + static_cast<std::size_t>(i) * na];
+          S(locked + q, kcols) = S(kcols, locked + q) = beta * real_part(Y[(na - 1) + static_cast<std::size_t>(i) * na]);
         }
       }
       locked += lock;
@@ -734,11 +735,11 @@ private:
   void orthonormalize_returned(int k)
   {
     if (s_.reorthogonalization != Reorthogonalization::Partial || restarted_full_ || m_ >= n_) return;
-    std::vector<double> h;
+    std::vector<Scalar> h;
     for (int j = 0; j < k; ++j) {
       double nrm2 = 0;
       for (int pass = 0; pass < 2; ++pass) {
-        h.assign(static_cast<std::size_t>(j) + 1, 0.0);
+        h.assign(static_cast<std::size_t>(j) + 1, Scalar(0));
         b_.project(0, j, j, h.data());
         nrm2 = b_.subtract(0, j, h.data(), j);
         reductions_ += 2;
@@ -836,12 +837,13 @@ private:
       double err = c_.error(theta - s_.shift, std::abs(b * z[k - 1]));
       if (err < s_.tol || b == 0 || j == m - 1 || r.its >= s_.max_it) {
         // Algorithm 4: the explicit residual of x = V_k z.
-        b_.combine(0, k, z, X);
+        const std::vector<Scalar> zs(z, z + k); // T's eigenvector is real; combine takes Scalars
+        b_.combine(0, k, zs.data(), X);
         b_.apply_operator(X, AX);
         ++matvecs_;
-        double xx = 0;
-        b_.project(X, 0, X, &xx);
-        const double rr = b_.subtract(X, 1, &theta, AX);
+        const double xx = detail::squared_norm(b_, X);
+        const Scalar theta_s = theta;
+        const double rr = b_.subtract(X, 1, &theta_s, AX);
         reductions_ += 2;
         err = c_.error(theta - s_.shift, std::sqrt(rr / xx));
         if (err < s_.tol || b == 0 || j == m - 1 || r.its >= s_.max_it) {
@@ -881,7 +883,7 @@ private:
   int cap_ = 0; // thick restart: most basis columns (ncv, or ncv_max when the basis may grow)
   int m_ = 0;   // thick restart: basis columns of the current cycle, ncv <= m_ <= cap_
   double anorm_ = 0;         // running estimate of ||A||: max ||A v_j||
-  std::vector<double> h_;    // orthogonalization coefficients of the current step
+  std::vector<Scalar> h_;    // orthogonalization coefficients of the current step
   std::vector<StepRecord> records_; // what Backend::expand reports
   std::vector<double> S_;    // projected matrix (thick restart), cap_ x cap_ column-major
   long matvecs_ = 0, reductions_ = 0;
@@ -953,7 +955,7 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     again.max_it = s.max_it - r.its;
     again.initial_vector = true;
     const int returned = static_cast<int>(r.eigenvalues.size());
-    const std::vector<double> ones(static_cast<std::size_t>(returned), 1.0);
+    const std::vector<Scalar> ones(static_cast<std::size_t>(returned), Scalar(1));
     backend.combine(0, returned, ones.data(), returned);
     backend.copy_column(returned, 0);
     Result second = run(again);

@@ -26,16 +26,15 @@ double squared_norm_in_range(Backend &b, int col, int &t, long &reductions)
   // square still infinite after them means Inf entries, and one still zero a zero vector.
   constexpr int kStep = 400;
   const double hi = std::ldexp(1.0, 2 * kStep), lo = std::ldexp(1.0, -2 * kStep);
-  double q = 0;
   t = 0;
-  b.project(col, 0, col, &q);
+  double q = squared_norm(b, col);
   ++reductions;
   for (int moves = 0; moves < 3 && !std::isnan(q); ++moves) {
     if (!(q > hi || q < lo)) break;
     const int step = q > hi ? kStep : -kStep;
     b.scale(col, std::ldexp(1.0, -step));
     t += step;
-    b.project(col, 0, col, &q);
+    q = squared_norm(b, col);
     ++reductions;
   }
   return q;
@@ -48,8 +47,7 @@ double measure_norm(Backend &b, std::uint64_t seed, long &products)
   const int x = nb - 2, y = nb - 1;
   b.set_operator_scale(0);
   b.set_random(x, seed ^ 0x6e6f726d2d657374ULL);
-  double q = 0;
-  b.project(x, 0, x, &q); // about n/3: no danger for any n a machine holds
+  double q = squared_norm(b, x); // about n/3: no danger for any n a machine holds
   if (!(q > 0)) return 0;
   b.scale(x, 1.0 / std::sqrt(q));
   b.apply_operator(x, y);
@@ -115,7 +113,8 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
       const double theta = r.eigenvalues[i] + s.shift; // the operator's eigenvalue
       // ||A x - theta x||^2 with x of unit norm and the operator's norm about 1 (scaling into range):
       // neither can overflow, nor underflow where tol could still be met.
-      const double res2 = b.subtract(i, 1, &theta, returned + j);
+      const Scalar theta_s = theta;
+      const double res2 = b.subtract(i, 1, &theta_s, returned + j);
       ++r.reductions;
       check_finite(res2, "a converged pair's true residual");
       const double err = c.error(r.eigenvalues[i], std::sqrt(res2));

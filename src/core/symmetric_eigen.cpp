@@ -338,4 +338,131 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
   }
 }
 
+void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz)
+{
+  hermitian_eigen(n, S, lds, w, Z, ldz, n);
+}
+
+void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz, int zrows)
+{
+  using C = std::complex<double>;
+  if (n < 0) throw Error("hermitian_eigen: negative order n = " + std::to_string(n));
+  if (n == 0) return;
+  if (!S || !w) throw Error("hermitian_eigen: S or w is null");
+  if (lds < n) throw Error("hermitian_eigen: lds = " + std::to_string(lds) + " < n = " + std::to_string(n));
+  if (zrows < 0 || zrows > n)
+    throw Error("hermitian_eigen: zrows = " + std::to_string(zrows) + " outside 0..n = " + std::to_string(n));
+  if (Z && ldz < std::max(zrows, 1))
+    throw Error("hermitian_eigen: ldz = " + std::to_string(ldz) + " < zrows = " + std::to_string(zrows));
+
+  // A full Hermitian copy of the lower triangle (the block variant's matrices are small: no reversal
+  // or partial-row economy as in symmetric_eigen), scaled by a power of two (exact; undone on w).
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<C> A(nn * nn);
+  auto a = [&](int i, int j) -> C & { return A[static_cast<std::size_t>(j) * nn + i]; };
+  double amax = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      C v = S[static_cast<std::ptrdiff_t>(j) * lds + i];
+      if (i == j) v = v.real();
+      if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+        throw Error("hermitian_eigen: non-finite input S(" + std::to_string(i) + "," + std::to_string(j) + ")");
+      a(i, j) = v;
+      a(j, i) = std::conj(v);
+      amax = std::max({amax, std::abs(v.real()), std::abs(v.imag())});
+    }
+  int p = 0;
+  if (amax > 0.0) std::frexp(amax, &p);
+  for (C &v : A) v = C(std::ldexp(v.real(), -p), std::ldexp(v.imag(), -p));
+
+  // Q accumulates the reflections: S = Q T Q^H throughout (Q starts as I).
+  std::vector<C> Q(nn * nn, C(0));
+  for (int i = 0; i < n; ++i) Q[static_cast<std::size_t>(i) * nn + i] = 1.0;
+  auto q = [&](int i, int j) -> C & { return Q[static_cast<std::size_t>(j) * nn + i]; };
+
+  // Householder H_k = I - tau v v^H with v = x - beta e_1, beta = -(x_1/|x_1|) ||x||: Hermitian and
+  // unitary, H_k x = beta e_1, tau = 2 / ||v||^2 real. A <- H_k A H_k, Q <- Q H_k.
+  std::vector<C> sub(nn > 1 ? nn - 1 : 1), v(nn), pw(nn), zv(nn);
+  for (int k = 0; k + 2 < n; ++k) {
+    const int m = n - k - 1; // x = A(k+1:n, k)
+    const C alpha = a(k + 1, k);
+    double xmax = std::abs(alpha);
+    for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
+    double tail = 0.0; // ||x(2:m)||^2 / xmax^2
+    if (xmax > 0.0)
+      for (int i = k + 2; i < n; ++i) tail += std::norm(a(i, k) / xmax);
+    if (tail == 0.0) { // already tridiagonal in this column (or zero): H_k = I
+      sub[k] = alpha;
+      continue;
+    }
+    const double xnorm = xmax * std::sqrt(std::norm(alpha / xmax) + tail);
+    const double aabs = std::abs(alpha);
+    const C phase = aabs > 0 ? alpha / aabs : C(1);
+    const C beta = -phase * xnorm;
+    v[0] = alpha - beta; // = phase (|alpha| + ||x||): no cancellation
+    for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k);
+    const double vnorm2 = 2 * xnorm * (xnorm + aabs); // ||v||^2
+    const double tau = 2.0 / vnorm2;
+    sub[k] = beta;
+    for (int i = k + 2; i < n; ++i) a(i, k) = a(k, i) = 0.0;
+    a(k + 1, k) = beta;
+    a(k, k + 1) = std::conj(beta);
+
+    // B = A(k+1:n, k+1:n) <- H B H = B - v w^H - w v^H, p = tau B v, w = p - (tau/2)(v^H p) v
+    // (v^H p = tau v^H B v is real: B is Hermitian).
+    C vp = 0.0;
+    for (int i = 0; i < m; ++i) {
+      C sum = 0.0;
+      for (int j = 0; j < m; ++j) sum += a(k + 1 + i, k + 1 + j) * v[j];
+      pw[i] = tau * sum;
+      vp += std::conj(v[i]) * pw[i];
+    }
+    const double half = 0.5 * tau * vp.real();
+    for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * std::conj(pw[j]) + pw[i] * std::conj(v[j]);
+    for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + i) = a(k + 1 + i, k + 1 + i).real();
+
+    // Q(:, k+1:n) <- Q(:, k+1:n) - tau (Q v) v^H.
+    std::fill(zv.begin(), zv.end(), C(0));
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) zv[i] += q(i, k + 1 + j) * v[j];
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) q(i, k + 1 + j) -= tau * zv[i] * std::conj(v[j]);
+  }
+  if (n >= 2) sub[n - 2] = a(n - 1, n - 2);
+
+  // T = D T' D^H with D = diag(phi), phi_0 = 1, phi_{k+1} = phi_k sub_k / |sub_k|: T' real symmetric
+  // tridiagonal with off-diagonal |sub_k|. Then S = (Q D) T' (Q D)^H.
+  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1);
+  std::vector<C> phi(nn);
+  phi[0] = 1.0;
+  for (int k = 0; k < n; ++k) d[k] = a(k, k).real();
+  for (int k = 0; k + 1 < n; ++k) {
+    const double r = std::abs(sub[k]);
+    e[k] = r;
+    phi[k + 1] = r > 0 ? phi[k] * (sub[k] / r) : phi[k];
+  }
+  std::vector<double> Zr(Z ? nn * nn : 0, 0.0);
+  if (Z)
+    for (int i = 0; i < n; ++i) Zr[static_cast<std::size_t>(i) * nn + i] = 1.0;
+  tridiagonal_qr(n, d.data(), e.data(), Z ? Zr.data() : nullptr, n);
+
+  std::vector<int> order(nn);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return d[i] < d[j]; });
+  for (int j = 0; j < n; ++j) w[j] = std::ldexp(d[order[j]], p);
+  if (!Z) return;
+  // Rows z0..n-1 of (Q D) Zr, columns in ascending order of their eigenvalues.
+  const int z0 = n - zrows;
+  for (int j = 0; j < n; ++j) {
+    const double *zc = Zr.data() + static_cast<std::size_t>(order[j]) * nn;
+    for (int i = 0; i < zrows; ++i) {
+      C sum = 0.0;
+      for (int l = 0; l < n; ++l) sum += q(z0 + i, l) * phi[l] * zc[l];
+      Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = sum;
+    }
+  }
+}
+
 } // namespace cudalanczos

@@ -6,6 +6,8 @@
 // reflections first. Both are our own code; tests/core compares them with LAPACK's dstev/dsyev.
 #pragma once
 
+#include <complex>
+
 namespace cudalanczos {
 
 /// Eigen-decomposition of the symmetric tridiagonal T = tridiag(e, d, e) of order n.
@@ -40,5 +42,25 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz);
 /// bit those of the full Z, in O(n^2 zrows) instead of O(n^3) for them: what a Ritz pair's residual
 /// estimate |beta y_last| needs, at every look inside a cycle (Driver's end_early).
 void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, int zrows);
+
+/// Eigen-decomposition of the dense complex Hermitian S (n x n, column-major, lds >= n; only the lower
+/// triangle is read, the imaginary parts of the diagonal are ignored; S is destroyed): the block
+/// variant's projected matrix and Gram matrices in the complex build. Householder reflections
+/// I - tau v v^H (tau real) reduce S to a Hermitian tridiagonal matrix, a diagonal unitary similarity
+/// makes its off-diagonal real and non-negative, tridiagonal_qr diagonalizes that, and the
+/// eigenvectors are the reflections times the phases times the real ones. w and Z as symmetric_eigen
+/// (ascending, orthonormal columns); Z (zrows x n, ldz >= zrows) receives the last zrows rows. A
+/// real symmetric S gives symmetric_eigen's eigenvalues to rounding (not bit for bit: other reflections).
+/// Tests compare it with LAPACK's zheev.
+void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz, int zrows);
+void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz);
+
+/// A real symmetric matrix is Hermitian: symmetric_eigen, so that code written for Scalar (double in the
+/// real build) calls hermitian_eigen in either build and the real build keeps its own solver.
+inline void hermitian_eigen(int n, double *S, int lds, double *w, double *Z, int ldz) { symmetric_eigen(n, S, lds, w, Z, ldz); }
+inline void hermitian_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, int zrows)
+{
+  symmetric_eigen(n, S, lds, w, Z, ldz, zrows);
+}
 
 } // namespace cudalanczos

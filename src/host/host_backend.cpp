@@ -24,23 +24,25 @@ void HostBackend::check_column(int j) const
 void HostBackend::resize_basis(int ncols)
 {
   ncols_ = ncols;
-  basis_.assign(static_cast<std::size_t>(ncols) * n_, 0.0);
+  basis_.assign(static_cast<std::size_t>(ncols) * n_, Scalar(0));
 }
 
 void HostBackend::set_random(int j, std::uint64_t seed)
 {
   check_column(j);
-  double *v = column(j);
+  // Real entries in either build: a Hermitian operator's Krylov space from a real start vector is
+  // complex as soon as the operator is, and the same seed gives the same vector in both builds.
+  Scalar *v = column(j);
   for (index_t i = 0; i < n_; ++i) v[i] = random_entry(seed, offset_ + i);
 }
 
-void HostBackend::set_column(int j, const double *x)
+void HostBackend::set_column(int j, const Scalar *x)
 {
   check_column(j);
   std::copy(x, x + n_, column(j));
 }
 
-void HostBackend::get_column(int j, double *x) const
+void HostBackend::get_column(int j, Scalar *x) const
 {
   check_column(j);
   std::copy(column(j), column(j) + n_, x);
@@ -73,59 +75,59 @@ void HostBackend::set_operator_scale(int e)
   scale_ = e;
 }
 
-void HostBackend::project(int first, int k, int col, double *out)
+void HostBackend::project(int first, int k, int col, Scalar *out)
 {
   check_column(col);
   if (k > 0) check_column(first), check_column(first + k - 1);
-  const double *w = column(col);
+  const Scalar *w = column(col);
   for (int i = 0; i < k; ++i) {
-    const double *v = column(first + i);
-    double s = 0;
-    for (index_t r = 0; r < n_; ++r) s += v[r] * w[r];
+    const Scalar *v = column(first + i);
+    Scalar s = 0;
+    for (index_t r = 0; r < n_; ++r) s += conj_of(v[r]) * w[r];
     out[i] = s;
   }
   double s = 0;
-  for (index_t r = 0; r < n_; ++r) s += w[r] * w[r];
+  for (index_t r = 0; r < n_; ++r) s += abs2(w[r]);
   out[k] = s;
-  reduce_(out, k + 1);
+  reduce_(reinterpret_cast<double *>(out), kDoublesPerScalar * (k + 1));
 }
 
-void HostBackend::project_with(int first, int k, int col, int with, double *out)
+void HostBackend::project_with(int first, int k, int col, int with, Scalar *out)
 {
   check_column(col);
   check_column(with);
   if (k > 0) check_column(first), check_column(first + k - 1);
-  const double *u = column(with);
+  const Scalar *u = column(with);
   for (int i = 0; i < k; ++i) {
-    const double *v = column(first + i);
-    double s = 0;
-    for (index_t r = 0; r < n_; ++r) s += v[r] * u[r];
+    const Scalar *v = column(first + i);
+    Scalar s = 0;
+    for (index_t r = 0; r < n_; ++r) s += conj_of(v[r]) * u[r];
     out[i] = s;
   }
-  const double *w = column(col);
-  double s = 0;
-  for (index_t r = 0; r < n_; ++r) s += w[r] * u[r];
+  const Scalar *w = column(col);
+  Scalar s = 0;
+  for (index_t r = 0; r < n_; ++r) s += conj_of(w[r]) * u[r];
   out[k] = s;
-  reduce_(out, k + 1);
+  reduce_(reinterpret_cast<double *>(out), kDoublesPerScalar * (k + 1));
 }
 
-void HostBackend::update(int first, int k, const double *coef, int col)
+void HostBackend::update(int first, int k, const Scalar *coef, int col)
 {
   check_column(col);
   if (k > 0) check_column(first), check_column(first + k - 1);
-  double *w = column(col);
+  Scalar *w = column(col);
   for (int i = 0; i < k; ++i) {
-    const double *v = column(first + i);
+    const Scalar *v = column(first + i);
     for (index_t r = 0; r < n_; ++r) w[r] -= coef[i] * v[r];
   }
 }
 
-double HostBackend::subtract(int first, int k, const double *coef, int col)
+double HostBackend::subtract(int first, int k, const Scalar *coef, int col)
 {
   update(first, k, coef, col);
-  const double *w = column(col);
+  const Scalar *w = column(col);
   double s = 0;
-  for (index_t r = 0; r < n_; ++r) s += w[r] * w[r];
+  for (index_t r = 0; r < n_; ++r) s += abs2(w[r]);
   reduce_(&s, 1);
   return s;
 }
@@ -133,32 +135,32 @@ double HostBackend::subtract(int first, int k, const double *coef, int col)
 void HostBackend::scale(int col, double alpha)
 {
   check_column(col);
-  double *w = column(col);
+  Scalar *w = column(col);
   for (index_t r = 0; r < n_; ++r) w[r] *= alpha;
 }
 
-void HostBackend::combine(int first, int k, const double *coef, int dst)
+void HostBackend::combine(int first, int k, const Scalar *coef, int dst)
 {
   check_column(dst);
   if (k > 0) check_column(first), check_column(first + k - 1);
-  double *y = column(dst);
-  std::fill(y, y + n_, 0.0);
+  Scalar *y = column(dst);
+  std::fill(y, y + n_, Scalar(0));
   for (int i = 0; i < k; ++i) {
-    const double *v = column(first + i);
+    const Scalar *v = column(first + i);
     for (index_t r = 0; r < n_; ++r) y[r] += coef[i] * v[r];
   }
 }
 
-void HostBackend::rotate(int k, int m, const double *Q, int ldq)
+void HostBackend::rotate(int k, int m, const Scalar *Q, int ldq)
 {
   if (m > k || ldq < k) throw Error("HostBackend::rotate: need m <= k <= ldq");
   if (k > 0) check_column(k - 1);
-  work_.assign(static_cast<std::size_t>(m) * n_, 0.0);
+  work_.assign(static_cast<std::size_t>(m) * n_, Scalar(0));
   for (int j = 0; j < m; ++j) {
-    double *y = work_.data() + static_cast<std::size_t>(j) * n_;
+    Scalar *y = work_.data() + static_cast<std::size_t>(j) * n_;
     for (int i = 0; i < k; ++i) {
-      const double q = Q[i + static_cast<std::size_t>(j) * ldq];
-      const double *v = column(i);
+      const Scalar q = Q[i + static_cast<std::size_t>(j) * ldq];
+      const Scalar *v = column(i);
       for (index_t r = 0; r < n_; ++r) y[r] += q * v[r];
     }
   }

@@ -26,22 +26,22 @@ public:
   void resize_basis(int ncols) override;
   int basis_columns() const override { return ncols_; }
   void set_random(int j, std::uint64_t seed) override;
-  void set_column(int j, const double *x) override;
-  void get_column(int j, double *x) const override;
+  void set_column(int j, const Scalar *x) override;
+  void get_column(int j, Scalar *x) const override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override;
-  void project(int first, int k, int col, double *out) override;
-  void project_with(int first, int k, int col, int with, double *out) override;
-  double subtract(int first, int k, const double *coef, int col) override;
-  void update(int first, int k, const double *coef, int col) override;
+  void project(int first, int k, int col, Scalar *out) override;
+  void project_with(int first, int k, int col, int with, Scalar *out) override;
+  double subtract(int first, int k, const Scalar *coef, int col) override;
+  void update(int first, int k, const Scalar *coef, int col) override;
   void scale(int col, double alpha) override;
-  void combine(int first, int k, const double *coef, int dst) override;
-  void rotate(int k, int m, const double *Q, int ldq) override;
+  void combine(int first, int k, const Scalar *coef, int dst) override;
+  void rotate(int k, int m, const Scalar *Q, int ldq) override;
   void copy_column(int src, int dst) override;
 
   /// Direct access for tests: column j of the basis.
-  double *column(int j) { return basis_.data() + static_cast<std::size_t>(j) * n_; }
-  const double *column(int j) const { return basis_.data() + static_cast<std::size_t>(j) * n_; }
+  Scalar *column(int j) { return basis_.data() + static_cast<std::size_t>(j) * n_; }
+  const Scalar *column(int j) const { return basis_.data() + static_cast<std::size_t>(j) * n_; }
 
 private:
   void check_column(int j) const;
@@ -51,8 +51,8 @@ private:
   int scale_ = 0; // the operator is 2^scale_ times op_ (set_operator_scale)
   HostOperator op_;
   Reducer reduce_;
-  std::vector<double> basis_;
-  std::vector<double> work_; // rotate: n x m
+  std::vector<Scalar> basis_;
+  std::vector<Scalar> work_; // rotate: n x m
 };
 
 } // namespace cudalanczos

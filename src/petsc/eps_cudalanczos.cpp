@@ -27,7 +27,7 @@ const char *const EPSCUDALanczosKernelsTypes[] = {"default", "custom", "vendor",
 
 PetscLogEvent EPS_CUDALanczos_Setup = 0, EPS_CUDALanczos_Upload = 0, EPS_CUDALanczos_Iterate = 0, EPS_CUDALanczos_Vectors = 0;
 
-void STOperator::operator()(const double *xa, double *ya) const
+void STOperator::operator()(const PetscScalar *xa, PetscScalar *ya) const
 {
   // A PETSc error inside becomes an exception: the driver is C++, and PetscCallCXX at the boundary
   // turns it back into a PETSc error (PETSc has already printed the original trace).
@@ -35,7 +35,7 @@ void STOperator::operator()(const double *xa, double *ya) const
     throw cudalanczos::Error("STApply failed inside the Lanczos iteration (see the PETSc error above)");
 }
 
-void BProduct::operator()(const double *xa, double *ya) const
+void BProduct::operator()(const PetscScalar *xa, PetscScalar *ya) const
 {
   if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || MatMult(B, x, y) || VecResetArray(x) || VecResetArray(y))
     throw cudalanczos::Error("MatMult with the inner-product matrix B failed inside the Lanczos iteration (see the PETSc error above)");
@@ -76,7 +76,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
              "needs a pseudo-Lanczos method; use -eps_type krylovschur");
   PetscCheck(eps->problem_type == EPS_HEP || eps->problem_type == EPS_GHEP, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
              "EPSCUDALANCZOS solves Hermitian problems only: EPS_HEP (A x = lambda x, -eps_hermitian) and EPS_GHEP (A x = lambda B x "
-             "with B symmetric positive definite, -eps_gen_hermitian); for %s problems use another EPS type",
+             "with B Hermitian positive definite, -eps_gen_hermitian); for %s problems use another EPS type",
              eps->isgeneralized ? "generalized non-Hermitian" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
   // Deflation vectors (EPSSetDeflationSpace; a negative count until EPSSetUp inserts them into V as
@@ -335,6 +335,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(BVCreateVec(eps->V, &hostop.y));
   PetscCall(VecGetOwnershipRange(hostop.x, &rstart, &rend));
 
+  // Sums doubles; the backends pass an array of Scalars as kDoublesPerScalar times as many doubles.
   Reducer reduce = [comm](double *v, int count) {
     if (MPI_Allreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) throw Error("MPI_Allreduce failed");
   };
@@ -421,7 +422,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     if (auto *host = dynamic_cast<HostBackend *>(backend.get())) // in place on the host basis
       apply_b = [host, bprod](Backend &, int src, int dst) { bprod(host->column(src), host->column(dst)); };
     else // a device basis: through the host (two copies of a column per product)
-      PetscCallCXX(apply_b = host_round_trip([bprod](const double *x, double *y) { bprod(x, y); }));
+      PetscCallCXX(apply_b = host_round_trip([bprod](const PetscScalar *x, PetscScalar *y) { bprod(x, y); }));
     PetscCallCXX(binner = std::make_unique<BInnerProductBackend>(*backend, std::move(apply_b)));
   }
   Backend &unconstrained = binner ? static_cast<Backend &>(*binner) : *backend;
@@ -488,13 +489,14 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   for (PetscInt i = 0; i < nc; ++i) {
     bool kept = false;
     PetscCall(read_column(
-      i - nc, [&](const double *x) { return constrained->add_constraint_device(x, petsc_stream, &kept); },
-      [&](const double *x) { kept = constrained->add_constraint(x); }));
+      i - nc, [&](const PetscScalar *x) { return constrained->add_constraint_device(x, petsc_stream, &kept); },
+      [&](const PetscScalar *x) { kept = constrained->add_constraint(x); }));
     if (!kept) PetscCall(PetscInfo(eps, "cudalanczos: deflation vector %" PetscInt_FMT " is in the span of the ones before it: dropped\n", i));
   }
   if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
     PetscCall(read_column(
-      0, [&](const double *x) { return solver.set_column_device(0, x, petsc_stream); }, [&](const double *x) { solver.set_column(0, x); }));
+      0, [&](const PetscScalar *x) { return solver.set_column_device(0, x, petsc_stream); },
+      [&](const PetscScalar *x) { solver.set_column(0, x); }));
   }
 
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, eps, 0, 0, 0));
@@ -507,7 +509,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));
   const PetscInt nret = PetscMin((PetscInt)result.eigenvalues.size(), eps->ncv);
   for (PetscInt i = 0; i < nret; ++i) {
-    eps->eigr[i]   = result.eigenvalues[i];
+    eps->eigr[i]   = result.eigenvalues[i]; // real (Hermitian problem), also where PetscScalar is complex
     eps->eigi[i]   = 0;
     eps->errest[i] = result.errors[i];
   }
@@ -584,7 +586,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscInt l, k;
     PetscCall(BVGetActiveColumns(eps->V, &l, &k));
     PetscCall(BVSetActiveColumns(eps->V, 0, eps->nconv));
-    PetscCall(BVNormalize(eps->V, nullptr)); // in the BV's inner product: x^T B x = 1
+    PetscCall(BVNormalize(eps->V, nullptr)); // in the BV's inner product: x^H B x = 1
     PetscCall(BVSetActiveColumns(eps->V, l, k));
   }
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 // PETSc 3.22 made PetscOptionItems a pointer type: SetFromOptions takes (EPS, PetscOptionItems) there,
 // (EPS, PetscOptionItems *) before.
@@ -38,18 +39,25 @@ inline constexpr PetscInt kEPSUnset = PETSC_DEFAULT;
 
 extern PetscLogEvent EPS_CUDALanczos_Setup, EPS_CUDALanczos_Upload, EPS_CUDALanczos_Iterate, EPS_CUDALanczos_Vectors;
 
+// The backend's vectors are PETSc's: Scalar (core/scalar.hpp, chosen by CMake from PETSC_USE_COMPLEX)
+// must be PetscScalar, so that BV columns, Vecs placed over the basis and the MPI reductions (Scalars
+// summed as kDoublesPerScalar doubles each) see the same bytes.
+static_assert(std::is_same<PetscScalar, cudalanczos::Scalar>::value,
+              "cudalanczos was configured for another PetscScalar (real vs complex) than this PETSc's: reconfigure with CMake");
+static_assert(sizeof(PetscScalar) == cudalanczos::kDoublesPerScalar * sizeof(double), "PetscScalar is not made of doubles");
+
 /// y = op(x) on the host through STApply, on Vecs placed over the backend's local arrays.
 struct STOperator {
   ST  st;
   Vec x, y;
-  void operator()(const double *xa, double *ya) const;
+  void operator()(const PetscScalar *xa, PetscScalar *ya) const;
 };
 
 /// y = B x on the host (the inner-product matrix of a generalized problem), on Vecs placed over the arrays.
 struct BProduct {
   Mat B;
   Vec x, y;
-  void operator()(const double *xa, double *ya) const;
+  void operator()(const PetscScalar *xa, PetscScalar *ya) const;
 };
 
 struct EPS_CUDALANCZOS {

@@ -1,6 +1,8 @@
 /*
    Registration of EPSCUDALANCZOS: PetscDLLibraryRegister_slepccudalanczos is what -dll_append looks up
-   (library name without "lib" and ".so"); EPSCUDALanczosRegister is for programs that link us directly.
+   (library name without "lib" and ".so"), PetscDLLibraryRegister_slepccudalanczos_complex for the
+   complex build's libslepccudalanczos_complex.so; EPSCUDALanczosRegister is for programs that link us
+   directly.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -51,9 +53,14 @@ PetscErrorCode EPSCUDALanczosRegister(void)
 
 /*
    PetscDLLibraryRegister_slepccudalanczos - entry point called by PetscInitialize() for a library given
-   with -dll_append / -dll_prepend (also through PETSC_OPTIONS or .petscrc).
+   with -dll_append / -dll_prepend (also through PETSC_OPTIONS or .petscrc). The name follows the file
+   name, which CMake makes libslepccudalanczos_complex.so against a PETSc with complex scalars.
 */
+#if defined(PETSC_USE_COMPLEX)
+PetscErrorCode PetscDLLibraryRegister_slepccudalanczos_complex(void)
+#else
 PetscErrorCode PetscDLLibraryRegister_slepccudalanczos(void)
+#endif
 {
   PetscFunctionBegin;
   PetscCall(EPSCUDALanczosRegister());

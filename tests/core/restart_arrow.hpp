@@ -15,14 +15,14 @@ namespace cudalanczos::testing {
 /// normalized.
 inline void orthonormalize(Backend &b, int c, int first, int k)
 {
-  std::vector<double> h(static_cast<std::size_t>(k) + 1);
+  std::vector<Scalar> h(static_cast<std::size_t>(k) + 1);
   for (int pass = 0; pass < 2 && k > 0; ++pass) {
     b.project(first, k, c, h.data());
     b.subtract(first, k, h.data(), c);
   }
-  double nrm2 = 0;
+  Scalar nrm2 = 0;
   b.project(c, 0, c, &nrm2);
-  b.scale(c, 1 / std::sqrt(nrm2));
+  b.scale(c, 1 / std::sqrt(real_part(nrm2)));
 }
 
 /// Orthonormal columns 0..2 with v_0 near the direction of A v_2 outside span(v_1, v_2): A v_2 has a
@@ -39,7 +39,7 @@ inline int plant_restart_arrow(Backend &b)
   orthonormalize(b, 4, 1, 2); // u: the direction of A v_2 outside span(v_1, v_2)
   b.set_random(5, 103);
   orthonormalize(b, 5, 1, 2);
-  const double coef[2] = {1.0, 0.2};
+  const Scalar coef[2] = {1.0, 0.2};
   b.combine(4, 2, coef, 0); // v_0 = u + random / 5, then made orthonormal
   orthonormalize(b, 0, 1, 2);
   return 2;

@@ -34,7 +34,30 @@ namespace {
 using namespace cudalanczos;
 using namespace cudalanczos::testing;
 using Vec = std::vector<double>;
+using SVec = std::vector<Scalar>; // the backend's columns (the pencils are real, in either build)
 constexpr double eps = std::numeric_limits<double>::epsilon();
+
+/// The real parts of a Dense matrix's entries (the pencils here are real): what LAPACK's real routines take.
+Vec real_of(const SVec &a)
+{
+  Vec r(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) r[i] = real_part(a[i]);
+  return r;
+}
+
+/// solve(rhs, nrhs) on y: in place where Scalar is double; with complex Scalars on its real and imaginary
+/// parts as two right-hand sides (the factored matrix is real).
+template <class Solve> void solve_split(int n, Scalar *y, const Solve &solve)
+{
+#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
+  std::vector<double> rhs(2 * static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) rhs[i] = y[i].real(), rhs[n + i] = y[i].imag();
+  solve(rhs.data(), 2);
+  for (int i = 0; i < n; ++i) y[i] = Scalar(rhs[i], rhs[n + i]);
+#else
+  solve(y, 1);
+#endif
+}
 
 enum class BKind { Diagonal, General };
 
@@ -51,12 +74,12 @@ struct Pencil {
       for (int i = 0; i < n; ++i) B(i, i) = rng.uniform(0.5, 4.0);
     } else {
       Dense G(n);
-      for (double &x : G.a) x = rng.normal();
+      for (Scalar &x : G.a) x = rng.normal();
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i) {
-          double s = 0;
+          Scalar s = 0;
           for (int r = 0; r < n; ++r) s += G(r, i) * G(r, j);
-          B(i, j) = s / n + (i == j ? 0.5 : 0.0);
+          B(i, j) = s / static_cast<double>(n) + (i == j ? 0.5 : 0.0);
         }
     }
   }
@@ -67,7 +90,7 @@ struct Pencil {
 Vec dsygv_eigenvalues(const Pencil &p)
 {
   int n = p.n(), itype = 1, info = 0, lwork = -1;
-  Vec a = p.A.a, b = p.B.a, w(n);
+  Vec a = real_of(p.A.a), b = real_of(p.B.a), w(n);
   double wq = 0;
   dsygv_(&itype, "N", "L", &n, a.data(), &n, b.data(), &n, w.data(), &wq, &lwork, &info, 1, 1);
   lwork = std::max(1, static_cast<int>(wq));
@@ -81,17 +104,17 @@ Vec dsygv_eigenvalues(const Pencil &p)
 struct ShiftOperator {
   const Pencil &p;
   Vec chol;
-  explicit ShiftOperator(const Pencil &p_) : p(p_), chol(p_.B.a)
+  explicit ShiftOperator(const Pencil &p_) : p(p_), chol(real_of(p_.B.a))
   {
     int n = p.n(), info = 0;
     dpotrf_("L", &n, chol.data(), &n, &info, 1);
     EXPECT_EQ(info, 0);
   }
-  void operator()(const double *x, double *y) const
+  void operator()(const Scalar *x, Scalar *y) const
   {
-    int n = p.n(), one = 1, info = 0;
+    int n = p.n(), info = 0;
     p.A.matvec(x, y);
-    dpotrs_("L", &n, &one, chol.data(), &n, y, &n, &info, 1);
+    solve_split(n, y, [&](double *rhs, int nrhs) { dpotrs_("L", &n, &nrhs, chol.data(), &n, rhs, &n, &info, 1); });
   }
 };
 
@@ -100,25 +123,25 @@ struct ShiftInvertOperator {
   const Pencil &p;
   Vec lu;
   std::vector<int> piv;
-  ShiftInvertOperator(const Pencil &p_, double sigma) : p(p_), lu(p_.A.a), piv(p_.n())
+  ShiftInvertOperator(const Pencil &p_, double sigma) : p(p_), lu(real_of(p_.A.a)), piv(p_.n())
   {
     int n = p.n(), info = 0;
-    for (std::size_t i = 0; i < lu.size(); ++i) lu[i] -= sigma * p.B.a[i];
+    for (std::size_t i = 0; i < lu.size(); ++i) lu[i] -= sigma * real_part(p.B.a[i]);
     dgetrf_(&n, &n, lu.data(), &n, piv.data(), &info);
     EXPECT_EQ(info, 0);
   }
-  void operator()(const double *x, double *y) const
+  void operator()(const Scalar *x, Scalar *y) const
   {
-    int n = p.n(), one = 1, info = 0;
+    int n = p.n(), info = 0;
     p.B.matvec(x, y);
-    dgetrs_("N", &n, &one, lu.data(), &n, piv.data(), y, &n, &info, 1);
+    solve_split(n, y, [&](double *rhs, int nrhs) { dgetrs_("N", &n, &nrhs, lu.data(), &n, piv.data(), rhs, &n, &info, 1); });
   }
 };
 
-double norm(const Vec &x)
+double norm(const SVec &x)
 {
   double s = 0;
-  for (double v : x) s += v * v;
+  for (const Scalar &v : x) s += abs2(v);
   return std::sqrt(s);
 }
 
@@ -135,20 +158,20 @@ double matrix_norm1(const Dense &M) // max column sum: within a factor sqrt(n) o
 
 struct Outcome {
   Result result;
-  std::vector<Vec> vectors;
+  std::vector<SVec> vectors;
   long b_products = 0;
 };
 
 /// Solves with the driver on `op` through a BInnerProductBackend whose B is p.B (host products).
 template <class Op> Outcome run(const Pencil &p, const Op &op, const Settings &s, const Callbacks &cb = {})
 {
-  HostBackend host(p.n(), p.n(), 0, [&op](const double *x, double *y) { op(x, y); });
-  BInnerProductBackend b(host, host_round_trip([&p](const double *x, double *y) { p.B.matvec(x, y); }));
+  HostBackend host(p.n(), p.n(), 0, [&op](const Scalar *x, Scalar *y) { op(x, y); });
+  BInnerProductBackend b(host, host_round_trip([&p](const Scalar *x, Scalar *y) { p.B.matvec(x, y); }));
   b.resize_basis(basis_columns_needed(s));
   Outcome out;
   out.result = solve(b, s, cb);
   for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    Vec x(p.n());
+    SVec x(p.n());
     b.get_column(static_cast<int>(j), x.data());
     out.vectors.push_back(std::move(x));
   }
@@ -173,17 +196,17 @@ void check(const Pencil &p, const Settings &s, const Outcome &o, const std::stri
     EXPECT_NEAR(got[i], ref[i], 1e-8 * lmax) << "value " << i << ": got " << describe(got) << ", dsygv's " << describe(ref, s.nev + 3);
   const int n = p.n();
   const double anorm = matrix_norm1(p.A), bnorm = matrix_norm1(p.B);
-  Vec ax(n), bx(n), by(n);
+  SVec ax(n), bx(n), by(n);
   for (int i = 0; i < s.nev; ++i) {
-    const Vec &x = o.vectors[i];
+    const SVec &x = o.vectors[i];
     p.A.matvec(x.data(), ax.data());
     p.B.matvec(x.data(), bx.data());
-    for (int j = 0; j <= i; ++j) { // X^T B X = I
-      double dot = 0;
-      for (int row = 0; row < n; ++row) dot += o.vectors[j][row] * bx[row];
-      EXPECT_NEAR(dot, i == j ? 1.0 : 0.0, 1e-10) << "x_" << j << "^T B x_" << i;
+    for (int j = 0; j <= i; ++j) { // X^H B X = I
+      Scalar dot = 0;
+      for (int row = 0; row < n; ++row) dot += conj_of(o.vectors[j][row]) * bx[row];
+      EXPECT_NEAR(std::abs(dot - Scalar(i == j ? 1.0 : 0.0)), 0.0, 1e-10) << "x_" << j << "^H B x_" << i;
     }
-    Vec res(n);
+    SVec res(n);
     for (int row = 0; row < n; ++row) res[row] = ax[row] - got[i] * bx[row];
     // tol bounds the B^-1-norm residual of the operator relative to |lambda|; the Euclidean one of the
     // pencil is within ||B|| of it, plus rounding of the products.
@@ -207,32 +230,32 @@ TEST(BInnerProductBackend, ProjectAndSubtractAreBInnerProducts)
 {
   const int n = 23;
   const Pencil p(n, BKind::General, 11);
-  HostBackend host(n, n, 0, [](const double *x, double *y) { std::copy(x, x + n, y); });
-  BInnerProductBackend b(host, host_round_trip([&p](const double *x, double *y) { p.B.matvec(x, y); }));
+  HostBackend host(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); });
+  BInnerProductBackend b(host, host_round_trip([&p](const Scalar *x, Scalar *y) { p.B.matvec(x, y); }));
   b.resize_basis(5);
   EXPECT_EQ(b.basis_columns(), 5);
   EXPECT_EQ(host.basis_columns(), 6); // + the scratch column
   for (int j = 0; j < 5; ++j) b.set_random(j, 100 + j);
-  std::vector<Vec> v(5, Vec(n));
+  std::vector<SVec> v(5, SVec(n));
   for (int j = 0; j < 5; ++j) b.get_column(j, v[j].data());
-  auto bdot = [&](const Vec &x, const Vec &y) {
-    Vec by(n);
+  auto bdot = [&](const SVec &x, const SVec &y) { // x^H B y
+    SVec by(n);
     p.B.matvec(y.data(), by.data());
-    double s = 0;
-    for (int r = 0; r < n; ++r) s += x[r] * by[r];
+    Scalar s = 0;
+    for (int r = 0; r < n; ++r) s += conj_of(x[r]) * by[r];
     return s;
   };
-  double out[4];
+  Scalar out[4];
   b.project(0, 3, 4, out); // columns 0..2 against column 4
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], bdot(v[i], v[4]), 1e-12 * n);
-  EXPECT_NEAR(out[3], bdot(v[4], v[4]), 1e-12 * n);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(std::abs(out[i] - bdot(v[i], v[4])), 0.0, 1e-12 * n);
+  EXPECT_NEAR(std::abs(out[3] - bdot(v[4], v[4])), 0.0, 1e-12 * n);
   // subtract: w -= V h, its B-norm after
-  const double h[3] = {0.5, -0.25, 2.0};
+  const Scalar h[3] = {0.5, -0.25, 2.0};
   const double after = b.subtract(0, 3, h, 4);
-  Vec w = v[4];
+  SVec w = v[4];
   for (int i = 0; i < 3; ++i)
     for (int r = 0; r < n; ++r) w[r] -= h[i] * v[i][r];
-  EXPECT_NEAR(after, bdot(w, w), 1e-12 * n);
+  EXPECT_NEAR(after, real_part(bdot(w, w)), 1e-12 * n);
   // an unchanged column's product is reused; a scaled one gets a new product, and the values follow the scale
   const long before = b.b_products();
   b.project(0, 1, 4, out);
@@ -240,8 +263,8 @@ TEST(BInnerProductBackend, ProjectAndSubtractAreBInnerProducts)
   b.scale(4, 3.0);
   b.project(0, 1, 4, out);
   EXPECT_EQ(b.b_products(), before + 1);
-  EXPECT_NEAR(out[0], 3.0 * bdot(v[0], w), 1e-12 * n);
-  EXPECT_NEAR(out[1], 9.0 * bdot(w, w), 1e-11 * n);
+  EXPECT_NEAR(std::abs(out[0] - 3.0 * bdot(v[0], w)), 0.0, 1e-12 * n);
+  EXPECT_NEAR(std::abs(out[1] - 9.0 * bdot(w, w)), 0.0, 1e-11 * n);
 }
 
 TEST(BInnerProductBackend, DefaultProjectWithMatchesHostOverride)
@@ -249,20 +272,23 @@ TEST(BInnerProductBackend, DefaultProjectWithMatchesHostOverride)
   // Backend::project_with's default (two project calls) through a wrapper that does not override it,
   // against the host backend's one-pass override, on the same columns.
   const int n = 17;
-  HostBackend host(n, n, 0, [](const double *x, double *y) { std::copy(x, x + n, y); });
+  HostBackend host(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); });
   ConstrainedBackend plain(host, 0);
   plain.resize_basis(4);
   for (int j = 0; j < 4; ++j) plain.set_random(j, 7 + j);
-  double a[3], c[3];
+  Scalar a[3], c[3];
   host.project_with(0, 2, 2, 3, a);
   plain.project_with(0, 2, 2, 3, c);
-  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(a[i], c[i]) << i;
-  Vec x(n), y(n);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(real_part(a[i]), real_part(c[i])) << i;
+    EXPECT_DOUBLE_EQ(std::imag(a[i]), std::imag(c[i])) << i;
+  }
+  SVec x(n), y(n);
   host.get_column(2, x.data());
   host.get_column(3, y.data());
-  double xy = 0;
-  for (int r = 0; r < n; ++r) xy += x[r] * y[r];
-  EXPECT_NEAR(a[2], xy, 1e-13 * n);
+  Scalar xy = 0;
+  for (int r = 0; r < n; ++r) xy += conj_of(x[r]) * y[r];
+  EXPECT_NEAR(std::abs(a[2] - xy), 0.0, 1e-13 * n);
 }
 
 TEST(BInnerProductBackend, ShiftOperatorMatchesDsygv)
@@ -324,16 +350,16 @@ TEST(BInnerProductBackend, IndefiniteBIsRefused)
   const int n = 15;
   Pencil p(n, BKind::Diagonal, 3);
   p.B(4, 4) = -1.0; // one negative direction
-  HostBackend host(n, n, 0, [&p](const double *x, double *y) { p.A.matvec(x, y); });
-  BInnerProductBackend b(host, host_round_trip([&p](const double *x, double *y) { p.B.matvec(x, y); }));
+  HostBackend host(n, n, 0, [&p](const Scalar *x, Scalar *y) { p.A.matvec(x, y); });
+  BInnerProductBackend b(host, host_round_trip([&p](const Scalar *x, Scalar *y) { p.B.matvec(x, y); }));
   Settings s = settings(2, Which::LargestAlgebraic);
   s.ncv = 10;
   b.resize_basis(basis_columns_needed(s));
   // e_4 has x^T B x = -1 exactly
-  Vec e(n, 0.0);
+  SVec e(n, 0.0);
   e[4] = 1.0;
   b.set_column(0, e.data());
-  double out[1];
+  Scalar out[1];
   try {
     b.project(0, 0, 0, out);
     FAIL() << "x^T B x < 0 was accepted";

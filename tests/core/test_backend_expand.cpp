@@ -18,12 +18,13 @@ namespace {
 using namespace cudalanczos;
 using cudalanczos::testing::Rng;
 using Vec = std::vector<double>;
+using SVec = std::vector<Scalar>;
 constexpr double eps = std::numeric_limits<double>::epsilon();
 
 struct Matrix {
   int n;
-  Vec a; // column-major
-  void apply(const double *x, double *y) const
+  SVec a; // column-major
+  void apply(const Scalar *x, Scalar *y) const
   {
     for (int i = 0; i < n; ++i) y[i] = 0;
     for (int j = 0; j < n; ++j)
@@ -31,12 +32,21 @@ struct Matrix {
   }
 };
 
+/// Random symmetric entries in [-1, 1]; in the complex build Hermitian, with imaginary parts in [-1, 1]
+/// off the diagonal (the real build draws the same numbers as before).
 Matrix random_symmetric(int n, std::uint64_t seed)
 {
   Rng rng(seed);
-  Matrix A{n, Vec(static_cast<std::size_t>(n) * n)};
+  Matrix A{n, SVec(static_cast<std::size_t>(n) * n)};
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i <= j; ++i) A.a[i + static_cast<std::size_t>(j) * n] = A.a[j + static_cast<std::size_t>(i) * n] = rng.uniform(-1, 1);
+    for (int i = 0; i <= j; ++i) {
+      Scalar v = rng.uniform(-1, 1);
+#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
+      if (i != j) v += Scalar(0, rng.uniform(-1, 1));
+#endif
+      A.a[i + static_cast<std::size_t>(j) * n] = v;
+      A.a[j + static_cast<std::size_t>(i) * n] = conj_of(v);
+    }
   return A;
 }
 
@@ -49,7 +59,7 @@ struct Expanded {
 Expanded expand(const Matrix &A, int m, std::vector<int> splits = {})
 {
   Expanded r;
-  r.backend = std::make_unique<HostBackend>(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  r.backend = std::make_unique<HostBackend>(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
   HostBackend &b = *r.backend;
   b.resize_basis(m + 1);
   b.set_random(0, 2024);
@@ -66,14 +76,14 @@ Expanded expand(const Matrix &A, int m, std::vector<int> splits = {})
   return r;
 }
 
-/// Expects V^T V = I for columns 0..m of b, to `tol`.
+/// Expects V^H V = I for columns 0..m of b, to `tol`.
 void expect_orthonormal(const HostBackend &b, int n, int m, double tol)
 {
   for (int j = 0; j <= m; ++j)
     for (int i = 0; i <= j; ++i) {
-      double vv = 0;
-      for (int q = 0; q < n; ++q) vv += b.column(i)[q] * b.column(j)[q];
-      EXPECT_NEAR(vv, i == j ? 1.0 : 0.0, tol) << i << "," << j;
+      Scalar vv = 0;
+      for (int q = 0; q < n; ++q) vv += conj_of(b.column(i)[q]) * b.column(j)[q];
+      EXPECT_NEAR(std::abs(vv - Scalar(i == j ? 1.0 : 0.0)), 0.0, tol) << i << "," << j;
     }
 }
 
@@ -88,15 +98,15 @@ TEST(BackendExpand, RecordsDescribeTheBasis)
     const Expanded r = expand(A, m);
     const HostBackend &b = *r.backend;
     expect_orthonormal(b, A.n, m, 1e-13);
-    Vec Av(A.n);
+    SVec Av(A.n);
     for (int j = 0; j < m; ++j) {
       ASSERT_FALSE(r.records[j].breakdown);
       A.apply(b.column(j), Av.data());
       for (int i = 0; i < m; ++i) {
-        double vav = 0;
-        for (int q = 0; q < A.n; ++q) vav += b.column(i)[q] * Av[q];
+        Scalar vav = 0;
+        for (int q = 0; q < A.n; ++q) vav += conj_of(b.column(i)[q]) * Av[q];
         const double t = i == j ? r.records[j].alpha : std::abs(i - j) == 1 ? r.records[std::min(i, j)].beta : 0.0;
-        EXPECT_NEAR(vav, t, 1e-12 * r.records[m - 1].anorm) << i << "," << j;
+        EXPECT_NEAR(std::abs(vav - t), 0.0, 1e-12 * r.records[m - 1].anorm) << i << "," << j;
       }
     }
   }
@@ -108,7 +118,7 @@ TEST(BackendExpand, OneFullPassWhereTheRecurrenceHolds)
   // allows and repeated its pass over the whole basis every step. After the three-term window the full
   // pass only meets rounding: no repeat, and the basis stays orthonormal.
   const int n = 200, m = 40;
-  Matrix A{n, Vec(static_cast<std::size_t>(n) * n, 0.0)};
+  Matrix A{n, SVec(static_cast<std::size_t>(n) * n, 0.0)};
   for (int i = 0; i < n; ++i) {
     A.a[i + static_cast<std::size_t>(i) * n] = 2;
     if (i + 1 < n) A.a[i + 1 + static_cast<std::size_t>(i) * n] = A.a[i + static_cast<std::size_t>(i + 1) * n] = -1;
@@ -130,7 +140,7 @@ TEST(BackendExpand, ArrowStepRepeatsTheFullPass)
   // plant v_0 near the direction of A v_2 outside span(v_1, v_2). The full pass then removes most of w, and
   // DGKS must repeat it; the basis stays orthonormal and alpha_2 = v_2^T A v_2.
   const Matrix A = random_symmetric(101, 8);
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
   const int m = 7;
   b.resize_basis(m + 1);
   const int first = cudalanczos::testing::plant_restart_arrow(b);
@@ -139,12 +149,12 @@ TEST(BackendExpand, ArrowStepRepeatsTheFullPass)
   EXPECT_TRUE(rec[0].second_pass);
   EXPECT_FALSE(rec[0].breakdown);
   expect_orthonormal(b, A.n, m, 1e-13);
-  Vec Av(A.n);
+  SVec Av(A.n);
   A.apply(b.column(2), Av.data());
-  double vav = 0, v3av = 0;
-  for (int q = 0; q < A.n; ++q) vav += b.column(2)[q] * Av[q], v3av += b.column(3)[q] * Av[q];
-  EXPECT_NEAR(rec[0].alpha, vav, 1e-13 * rec[0].anorm);
-  EXPECT_NEAR(rec[0].beta, v3av, 1e-13 * rec[0].anorm);
+  Scalar vav = 0, v3av = 0;
+  for (int q = 0; q < A.n; ++q) vav += conj_of(b.column(2)[q]) * Av[q], v3av += conj_of(b.column(3)[q]) * Av[q];
+  EXPECT_NEAR(std::abs(rec[0].alpha - vav), 0.0, 1e-13 * rec[0].anorm);
+  EXPECT_NEAR(std::abs(rec[0].beta - v3av), 0.0, 1e-13 * rec[0].anorm);
 }
 
 TEST(BackendExpand, SplittingTheCallsChangesNoBit)
@@ -166,7 +176,7 @@ TEST(BackendExpand, QueuedStepsAreTheStepsOfExpand)
   // Collecting or cancelling with nothing queued, and queueing twice, are errors.
   const Matrix A = random_symmetric(61, 9);
   const Expanded whole = expand(A, 16);
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
   b.resize_basis(17);
   b.set_random(0, 2024); // expand()'s start
   cudalanczos::testing::orthonormalize(b, 0, 0, 0);
@@ -183,7 +193,7 @@ TEST(BackendExpand, QueuedStepsAreTheStepsOfExpand)
   }
   for (int q = 0; q < A.n; ++q) ASSERT_EQ(b.column(16)[q], whole.backend->column(16)[q]);
   // Cancelled: nothing ran, the basis after column 16 is as it was.
-  const Vec before(b.column(16), b.column(16) + A.n);
+  const SVec before(b.column(16), b.column(16) + A.n);
   b.queue_steps(15, 16, 4, 1.0); // partial: pass over columns 0..3
   EXPECT_EQ(b.cancel_steps(), 0);
   for (int q = 0; q < A.n; ++q) ASSERT_EQ(b.column(16)[q], before[q]);
@@ -197,7 +207,7 @@ TEST(BackendExpand, PartialStepsOrthogonalizeAgainstThePassAndTheWindow)
   // recurrence's alpha and beta (v_i^T A v_j within the steps), and the rest of the basis is only
   // approximately orthogonal (that is the omega recurrence's business, not the step's).
   const Matrix A = random_symmetric(150, 21);
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.apply(x, y); });
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.apply(x, y); });
   const int full = 6, m = 20, reach = 4;
   b.resize_basis(m + 1);
   b.set_random(0, 77);
@@ -206,23 +216,23 @@ TEST(BackendExpand, PartialStepsOrthogonalizeAgainstThePassAndTheWindow)
   b.expand(0, full, 0.0, rec.data());
   b.expand_partial(full, 12, reach, rec[full - 1].anorm, rec.data() + full);
   b.expand_partial(12, m, reach, rec[11].anorm, rec.data() + 12); // a second call continues the first
-  auto dot = [&](int i, const double *y) {
-    double s = 0;
-    for (int q = 0; q < A.n; ++q) s += b.column(i)[q] * y[q];
+  auto dot = [&](int i, const Scalar *y) {
+    Scalar s = 0;
+    for (int q = 0; q < A.n; ++q) s += conj_of(b.column(i)[q]) * y[q];
     return s;
   };
-  Vec Av(A.n);
+  SVec Av(A.n);
   for (int j = full; j < m; ++j) {
     SCOPED_TRACE("step " + std::to_string(j));
     ASSERT_FALSE(rec[j].breakdown);
     EXPECT_FALSE(rec[j].second_pass);
-    const double *v = b.column(j + 1);
-    EXPECT_NEAR(dot(j + 1, v), 1.0, 1e-14);
-    for (int i = 0; i < reach; ++i) EXPECT_NEAR(dot(i, v), 0.0, 1e-14) << "pass column " << i;
-    for (int i = j - 1; i <= j; ++i) EXPECT_NEAR(dot(i, v), 0.0, 1e-14) << "window column " << i;
+    const Scalar *v = b.column(j + 1);
+    EXPECT_NEAR(std::abs(dot(j + 1, v) - 1.0), 0.0, 1e-14);
+    for (int i = 0; i < reach; ++i) EXPECT_NEAR(std::abs(dot(i, v)), 0.0, 1e-14) << "pass column " << i;
+    for (int i = j - 1; i <= j; ++i) EXPECT_NEAR(std::abs(dot(i, v)), 0.0, 1e-14) << "window column " << i;
     A.apply(b.column(j), Av.data());
-    EXPECT_NEAR(dot(j, Av.data()), rec[j].alpha, 1e-12 * rec[j].anorm);
-    EXPECT_NEAR(dot(j + 1, Av.data()), rec[j].beta, 1e-12 * rec[j].anorm);
+    EXPECT_NEAR(std::abs(dot(j, Av.data()) - rec[j].alpha), 0.0, 1e-12 * rec[j].anorm);
+    EXPECT_NEAR(std::abs(dot(j + 1, Av.data()) - rec[j].beta), 0.0, 1e-12 * rec[j].anorm);
   }
   // The pass must end before the window.
   EXPECT_THROW(b.expand_partial(10, 12, 10, 1.0, rec.data()), Error);
@@ -235,7 +245,7 @@ TEST(BackendExpand, FindsPlantedBreakdowns)
   // Rank 3: the Krylov space has dimension <= 4, so A v_3 lies in span(v_0..v_3).
   const int n = 90;
   Rng rng(3);
-  Matrix A{n, Vec(static_cast<std::size_t>(n) * n, 0.0)};
+  Matrix A{n, SVec(static_cast<std::size_t>(n) * n, 0.0)};
   for (int r = 0; r < 3; ++r) {
     Vec u(n);
     for (double &x : u) x = rng.uniform(-1, 1);
@@ -249,7 +259,7 @@ TEST(BackendExpand, FindsPlantedBreakdowns)
   for (int i = 0; i < n; ++i) ASSERT_EQ(r.backend->column(4)[i], 0.0);
 
   // The identity: breakdown at the first step, alpha = 1.
-  Matrix I{n, Vec(static_cast<std::size_t>(n) * n, 0.0)};
+  Matrix I{n, SVec(static_cast<std::size_t>(n) * n, 0.0)};
   for (int i = 0; i < n; ++i) I.a[i + static_cast<std::size_t>(i) * n] = 1;
   r = expand(I, 2);
   EXPECT_TRUE(r.records[0].breakdown);

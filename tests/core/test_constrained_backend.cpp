@@ -26,6 +26,7 @@ namespace {
 using namespace cudalanczos;
 using namespace cudalanczos::testing;
 using Vec = std::vector<double>;
+using SVec = std::vector<Scalar>; // the backend's columns (real data here, in either build)
 constexpr double eps = std::numeric_limits<double>::epsilon();
 
 /// The n x n orthogonal Q of the Householder QR of the n x c matrix M (column-major): its first c
@@ -54,9 +55,9 @@ struct Problem {
   int n = 0;
   Vec A;              // symmetric, column-major
   std::vector<Vec> Z; // the deflation space (any basis of it)
-  void matvec(const double *x, double *y) const
+  template <class T> void matvec(const T *x, T *y) const
   {
-    std::fill(y, y + n, 0.0);
+    std::fill(y, y + n, T(0));
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) y[i] += A[i + static_cast<std::size_t>(j) * n] * x[j];
   }
@@ -83,20 +84,20 @@ Vec complement_eigenvalues(const Problem &p)
 
 struct Outcome {
   Result result;
-  std::vector<Vec> vectors;
+  std::vector<SVec> vectors;
   int kept = 0;
 };
 
 Outcome solve_constrained(const Problem &p, const Settings &s)
 {
-  HostBackend host(p.n, p.n, 0, [&p](const double *x, double *y) { p.matvec(x, y); });
+  HostBackend host(p.n, p.n, 0, [&p](const Scalar *x, Scalar *y) { p.matvec(x, y); });
   ConstrainedBackend b(host, static_cast<int>(p.Z.size()));
   b.resize_basis(basis_columns_needed(s));
   Outcome out;
-  for (const Vec &z : p.Z) out.kept += b.add_constraint(z.data()) ? 1 : 0;
+  for (const Vec &z : p.Z) out.kept += b.add_constraint(SVec(z.begin(), z.end()).data()) ? 1 : 0;
   out.result = solve(b, s, {});
   for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    Vec x(p.n);
+    SVec x(p.n);
     b.get_column(static_cast<int>(j), x.data());
     out.vectors.push_back(std::move(x));
   }
@@ -123,24 +124,24 @@ void check(const Problem &p, const Settings &s, const Outcome &o)
   for (int j = 0; j < c; ++j) std::copy(p.Z[j].begin(), p.Z[j].end(), M.begin() + static_cast<std::size_t>(j) * p.n);
   const Vec q = full_q(p.n, c, M);
   const int zc = o.kept; // the independent vectors of Z: the first columns of q span Z
-  Vec ax(p.n);
+  SVec ax(p.n);
   for (int i = 0; i < s.nev; ++i) {
-    const Vec &x = o.vectors[i];
+    const SVec &x = o.vectors[i];
     double worst = 0;
     for (int j = 0; j < zc; ++j) {
-      double dot = 0;
+      Scalar dot = 0;
       for (int row = 0; row < p.n; ++row) dot += q[row + static_cast<std::size_t>(j) * p.n] * x[row];
       worst = std::max(worst, std::abs(dot));
     }
     EXPECT_LE(worst, 1e-10) << "vector " << i << " has a component in the deflation space";
     p.matvec(x.data(), ax.data());
     for (int j = 0; j < zc; ++j) { // ax = (I - Z Z^T) A x
-      double dot = 0;
+      Scalar dot = 0;
       for (int row = 0; row < p.n; ++row) dot += q[row + static_cast<std::size_t>(j) * p.n] * ax[row];
       for (int row = 0; row < p.n; ++row) ax[row] -= dot * q[row + static_cast<std::size_t>(j) * p.n];
     }
     double res2 = 0;
-    for (int row = 0; row < p.n; ++row) res2 += (ax[row] - r.eigenvalues[i] * x[row]) * (ax[row] - r.eigenvalues[i] * x[row]);
+    for (int row = 0; row < p.n; ++row) res2 += abs2(ax[row] - r.eigenvalues[i] * x[row]);
     EXPECT_LE(std::sqrt(res2), std::max(10 * s.tol * std::abs(r.eigenvalues[i]), 1000 * p.n * eps * anorm)) << "residual of pair " << i;
   }
 }
@@ -266,14 +267,14 @@ TEST(Constrained, TheFiedlerValuesOfAPath)
 TEST(Constrained, DependentVectorsAreDroppedAndTheRoomIsChecked)
 {
   const int n = 40;
-  HostBackend host(n, n, 0, [](const double *x, double *y) { std::copy(x, x + n, y); });
+  HostBackend host(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); });
   ConstrainedBackend b(host, 4);
-  EXPECT_THROW(b.add_constraint(Vec(n, 1.0).data()), Error); // before resize_basis
+  EXPECT_THROW(b.add_constraint(SVec(n, 1.0).data()), Error); // before resize_basis
   b.resize_basis(10);
-  Vec z1(n, 0.0), z2(n, 0.0), z3(n), zero(n, 0.0);
+  SVec z1(n, 0.0), z2(n, 0.0), z3(n), zero(n, 0.0);
   z1[0] = 1;
   z2[1] = 3;
-  for (int i = 0; i < n; ++i) z3[i] = z1[i] + 2 * z2[i]; // in their span
+  for (int i = 0; i < n; ++i) z3[i] = z1[i] + 2.0 * z2[i]; // in their span
   EXPECT_TRUE(b.add_constraint(z1.data()));
   EXPECT_TRUE(b.add_constraint(z2.data()));
   EXPECT_FALSE(b.add_constraint(z3.data()));
@@ -281,18 +282,18 @@ TEST(Constrained, DependentVectorsAreDroppedAndTheRoomIsChecked)
   EXPECT_EQ(b.constraints(), 2);
   EXPECT_EQ(b.global_size(), n - 2);
   EXPECT_EQ(b.basis_columns(), 10 + 4 - 2);
-  Vec nan(n, std::numeric_limits<double>::quiet_NaN());
+  SVec nan(n, std::numeric_limits<double>::quiet_NaN());
   EXPECT_THROW(b.add_constraint(nan.data()), Error);
   // The driver's start vector has no component along Z.
   b.set_random(0, 5);
-  Vec x(n);
+  SVec x(n);
   b.get_column(0, x.data());
   EXPECT_EQ(x[0], 0.0);
-  EXPECT_NEAR(x[1], 0.0, 1e-15);
+  EXPECT_NEAR(std::abs(x[1]), 0.0, 1e-15);
   b.resize_basis(10); // forgets Z
   EXPECT_EQ(b.constraints(), 0);
   for (int i = 0; i < 4; ++i) {
-    Vec e(n, 0.0);
+    SVec e(n, 0.0);
     e[i] = 1;
     EXPECT_TRUE(b.add_constraint(e.data()));
   }

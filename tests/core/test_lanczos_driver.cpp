@@ -57,6 +57,7 @@ using namespace cudalanczos::testing;
 
 using namespace cudalanczos;
 using Vec = std::vector<double>;
+using SVec = std::vector<Scalar>; // the backend's columns: real, or complex in the complex build
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 constexpr double kTol = 1e-10;
@@ -94,7 +95,7 @@ Dense planted(Rng &rng, const Vec &d)
     for (int i = 0; i < n; ++i) qd[i + static_cast<std::size_t>(k) * n] *= d[k];
   Dense A(n);
   for (int j = 0; j < n; ++j) {
-    double *col = &A(0, j);
+    Scalar *col = &A(0, j);
     for (int k = 0; k < n; ++k) {
       const double qjk = q[j + static_cast<std::size_t>(k) * n];
       const double *src = qd.data() + static_cast<std::size_t>(k) * n;
@@ -149,15 +150,15 @@ void check_solution(const Dense &A, const Settings &s, const Solved &sol)
 
   // True residuals of every converged pair, and ||R||_F for Kahan's bound.
   double rf2 = 0, worst_res = 0;
-  Vec ax(n);
+  SVec ax(n);
   for (int i = 0; i < k; ++i) {
-    const Vec &x = sol.vectors[i];
+    const SVec &x = sol.vectors[i];
     A.matvec(x.data(), ax.data());
     double res2 = 0;
     for (int row = 0; row < n; ++row) {
-      const double d = ax[row] - r.eigenvalues[i] * x[row];
-      ASSERT_TRUE(std::isfinite(d)) << "vector " << i << " row " << row;
-      res2 += d * d;
+      const Scalar d = ax[row] - r.eigenvalues[i] * x[row];
+      ASSERT_TRUE(std::isfinite(std::abs(d))) << "vector " << i << " row " << row;
+      res2 += abs2(d);
     }
     rf2 += res2;
     const double theta = r.eigenvalues[i];
@@ -173,9 +174,9 @@ void check_solution(const Dense &A, const Settings &s, const Solved &sol)
   double orth = 0;
   for (int i = 0; i < k; ++i)
     for (int j = 0; j <= i; ++j) {
-      double dot = 0;
-      for (int row = 0; row < n; ++row) dot += sol.vectors[i][row] * sol.vectors[j][row];
-      orth = std::max(orth, std::abs(dot - (i == j ? 1.0 : 0.0)));
+      Scalar dot = 0;
+      for (int row = 0; row < n; ++row) dot += conj_of(sol.vectors[i][row]) * sol.vectors[j][row];
+      orth = std::max(orth, std::abs(dot - Scalar(i == j ? 1.0 : 0.0)));
     }
   // Partial reorthogonalization keeps the basis semi-orthogonal only, but orthonormalizes the returned
   // vectors at the end: the same contract as full.
@@ -342,7 +343,7 @@ Case make_case(int index, bool build = true)
   } else {
     c.A = planted(mrng, make_spectrum(mrng, c.spectrum, c.n, c.definite));
   }
-  for (double &x : c.A.a) x *= c.scale;
+  for (Scalar &x : c.A.a) x *= c.scale;
   if (interior) { // a target strictly inside the spectrum
     const Vec w = lapack_eigenvalues(c.A.n, c.A.a);
     c.settings.target = mrng.uniform(w.front(), w.back());
@@ -472,12 +473,12 @@ TEST(Thesis, LargestEigenvalueOfPositiveMatrices)
     EXPECT_LE(r.its, n);
     EXPECT_EQ(r.matvecs, r.its + 2) << "one matvec per step, the explicit residual and the norm estimate (Settings::norm_estimate unknown)";
     // The explicit residual of the returned (unit) vector.
-    Vec ax(n);
+    SVec ax(n);
     A.matvec(sol.vectors[0].data(), ax.data());
     double res = 0, nrm = 0;
     for (int i = 0; i < n; ++i) {
-      res += (ax[i] - r.eigenvalues[0] * sol.vectors[0][i]) * (ax[i] - r.eigenvalues[0] * sol.vectors[0][i]);
-      nrm += sol.vectors[0][i] * sol.vectors[0][i];
+      res += abs2(ax[i] - r.eigenvalues[0] * sol.vectors[0][i]);
+      nrm += abs2(sol.vectors[0][i]);
     }
     EXPECT_NEAR(nrm, 1.0, 1e-12);
     EXPECT_LT(std::sqrt(res) / std::abs(r.eigenvalues[0]), s.tol);
@@ -541,14 +542,14 @@ void check_absolute(const Dense &A, const Settings &s, const Solved &sol, double
   std::sort(got.begin(), got.end());
   std::sort(want.begin(), want.end());
   for (int i = 0; i < s.nev; ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * std::max(anorm, 1.0)) << "value " << i;
-  Vec ax(A.n);
+  SVec ax(A.n);
   for (int i = 0; i < r.nconv; ++i) {
     A.matvec(sol.vectors[i].data(), ax.data());
     double res = 0, nrm = 0;
     for (int row = 0; row < A.n; ++row) {
-      const double dd = ax[row] - r.eigenvalues[i] * sol.vectors[i][row];
-      res += dd * dd;
-      nrm += sol.vectors[i][row] * sol.vectors[i][row];
+      const Scalar dd = ax[row] - r.eigenvalues[i] * sol.vectors[i][row];
+      res += abs2(dd);
+      nrm += abs2(sol.vectors[i][row]);
     }
     EXPECT_NEAR(nrm, 1.0, 1e-10) << "vector " << i;
     EXPECT_LE(std::sqrt(res), 10 * s.tol * std::max(anorm, 1e-300)) << "pair " << i;
@@ -581,7 +582,7 @@ TEST(Breakdown, ZeroMatrix)
   for (int i = 0; i < sol.result.nconv; ++i) {
     EXPECT_EQ(sol.result.eigenvalues[i], 0.0);
     double nrm = 0;
-    for (double x : sol.vectors[i]) nrm += x * x;
+    for (const Scalar &x : sol.vectors[i]) nrm += abs2(x);
     EXPECT_NEAR(nrm, 1.0, 1e-12);
   }
   EXPECT_LE(sol.result.orthogonality, kOrthTol);
@@ -758,7 +759,7 @@ TEST(Errors, InvalidSettingsThrow)
   s.max_it = 0;
   EXPECT_THROW(attempt(s), Error);
   // A basis too small for ncv.
-  HostBackend b(6, 6, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  HostBackend b(6, 6, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(basis_columns_needed(ok) - 1);
   EXPECT_THROW(solve(b, ok, {}), Error);
 }
@@ -790,9 +791,9 @@ TEST(Reproducibility, InitialVectorIsUsed)
   Settings s = default_settings(8, 1, Which::LargestAlgebraic);
   s.initial_vector = true;
   s.verify = false;
-  Vec e8(8, 0.0);
+  SVec e8(8, 0.0);
   e8[7] = 1;
-  HostBackend b(8, 8, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  HostBackend b(8, 8, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(basis_columns_needed(s));
   b.set_column(0, e8.data());
   const Result r = solve(b, s, {});
@@ -1043,13 +1044,13 @@ TEST(Partial, SmallEigenvaluesSwitchToFullReorthogonalization)
 /// run_solver on a backend that runs queued steps at once, as a device does.
 Solved run_solver_eager(const Dense &A, const Settings &s, int &queued_calls)
 {
-  HostBackend host(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  HostBackend host(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   EagerQueueBackend b(host);
   b.resize_basis(basis_columns_needed(s));
   Solved out;
   out.result = solve(b, s, {});
   for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    Vec x(A.n);
+    SVec x(A.n);
     b.get_column(static_cast<int>(j), x.data());
     out.vectors.push_back(std::move(x));
   }
@@ -1158,7 +1159,7 @@ TEST(Growth, LimitBeyondTheProblemSizeStopsAtIt)
   Settings s = default_settings(A.n, 2, Which::SmallestAlgebraic);
   s.ncv_max = 10 * A.n;
   s.max_it = 20000;
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(A.n + 3);
   const Result r = solve(b, s, {});
   EXPECT_EQ(r.reason, Reason::Converged);
@@ -1264,3 +1265,179 @@ TEST(Verify, NoCertificateForInteriorTargets)
 }
 
 } // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Complex Hermitian operators (the complex build): the real test matrices above run there too, as
+// real symmetric matrices are Hermitian; these are genuinely complex. Every solve goes through
+// check_solution, whose reference is then LAPACK's zheev (lapack_eigenvalues of complex entries).
+#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
+namespace {
+
+/// A complex Hermitian Wigner matrix: real diagonal, off-diagonal entries uniform in the unit square.
+Dense complex_wigner(int n, std::uint64_t seed)
+{
+  Rng rng(seed);
+  Dense A(n);
+  for (int j = 0; j < n; ++j) {
+    A(j, j) = rng.uniform(-1, 1);
+    for (int i = j + 1; i < n; ++i) {
+      A(i, j) = Scalar(rng.uniform(-1, 1), rng.uniform(-1, 1));
+      A(j, i) = std::conj(A(i, j));
+    }
+  }
+  return A;
+}
+
+/// U diag(d) U^H with U unitary (Gram-Schmidt, twice, on a complex Gaussian matrix): complex
+/// eigenvectors, the spectrum d exactly as planted (multiple values included).
+Dense complex_planted(const Vec &d, std::uint64_t seed)
+{
+  const int n = static_cast<int>(d.size());
+  Rng rng(seed);
+  std::vector<Scalar> u(static_cast<std::size_t>(n) * n);
+  for (Scalar &x : u) x = Scalar(rng.normal(), rng.normal());
+  for (int k = 0; k < n; ++k) {
+    Scalar *uk = u.data() + static_cast<std::size_t>(k) * n;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int j = 0; j < k; ++j) {
+        const Scalar *uj = u.data() + static_cast<std::size_t>(j) * n;
+        Scalar h = 0;
+        for (int i = 0; i < n; ++i) h += std::conj(uj[i]) * uk[i];
+        for (int i = 0; i < n; ++i) uk[i] -= h * uj[i];
+      }
+    double nrm = 0;
+    for (int i = 0; i < n; ++i) nrm += std::norm(uk[i]);
+    for (int i = 0; i < n; ++i) uk[i] /= std::sqrt(nrm);
+  }
+  Dense A(n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      Scalar s = 0;
+      for (int k = 0; k < n; ++k) s += u[i + static_cast<std::size_t>(k) * n] * d[k] * std::conj(u[j + static_cast<std::size_t>(k) * n]);
+      A(i, j) = i == j ? Scalar(s.real()) : s;
+      A(j, i) = std::conj(A(i, j));
+    }
+  return A;
+}
+
+/// A ring of n sites threaded by a magnetic flux: A(i, i+1) = -e^{i phi/n} (periodic), Hermitian, not
+/// real. Eigenvalues -2 cos((2 pi k + phi) / n), k = 0..n-1: the flux splits the pairs k, -k that the
+/// real ring has, and the eigenvectors (plane waves) are complex.
+Dense flux_ring(int n, double phi)
+{
+  Dense A(n);
+  const Scalar t = -std::polar(1.0, phi / n);
+  for (int i = 0; i < n; ++i) {
+    const int j = (i + 1) % n;
+    A(i, j) += t;
+    A(j, i) += std::conj(t);
+  }
+  return A;
+}
+
+bool has_complex_entries(const Dense &A)
+{
+  for (const Scalar &x : A.a)
+    if (x.imag() != 0) return true;
+  return false;
+}
+
+} // namespace
+
+TEST(ComplexHermitian, WignerMatchesZheevForEveryVariant)
+{
+  const Dense A = complex_wigner(140, 23);
+  ASSERT_TRUE(has_complex_entries(A));
+  for (Which w : {Which::LargestAlgebraic, Which::SmallestAlgebraic, Which::LargestMagnitude}) {
+    for (int variant = 0; variant < 3; ++variant) { // full, partial, block steps
+      Settings s = default_settings(A.n, 6, w);
+      if (variant == 1) s.reorthogonalization = Reorthogonalization::Partial;
+      if (variant == 2) s.block_size = 3, s.ncv = 30;
+      SCOPED_TRACE(std::string(which_name(w)) + (variant == 0 ? " full" : variant == 1 ? " partial" : " block 3"));
+      const Solved sol = run_solver(A, s);
+      check_solution(A, s, sol);
+      if (variant == 2) EXPECT_EQ(sol.result.block_size, 3);
+      // The vectors are complex (no phase makes an eigenvector of a complex Hermitian matrix real
+      // in general): a solver that dropped imaginary parts could not have passed check_solution.
+      double imag = 0;
+      for (const Scalar &x : sol.vectors[0]) imag = std::max(imag, std::abs(x.imag()));
+      EXPECT_GT(imag, 1e-3);
+    }
+  }
+}
+
+TEST(ComplexHermitian, InteriorTargetMatchesZheev)
+{
+  const Dense A = complex_wigner(90, 5);
+  Settings s = default_settings(A.n, 4, Which::TargetMagnitude);
+  s.target = 0.3;
+  s.ncv = 60;
+  const Solved sol = run_solver(A, s);
+  check_solution(A, s, sol);
+}
+
+TEST(ComplexHermitian, FluxRingMatchesTheClosedForm)
+{
+  const int n = 200;
+  const double phi = 0.7;
+  const Dense A = flux_ring(n, phi);
+  Vec exact(n);
+  for (int k = 0; k < n; ++k) exact[k] = -2 * std::cos((2 * M_PI * k + phi) / n);
+  std::sort(exact.begin(), exact.end());
+  for (Which w : {Which::LargestAlgebraic, Which::SmallestAlgebraic}) {
+    for (bool partial : {false, true}) {
+      Settings s = default_settings(n, 4, w);
+      if (partial) s.reorthogonalization = Reorthogonalization::Partial;
+      SCOPED_TRACE(std::string(which_name(w)) + (partial ? " partial" : " full"));
+      const Solved sol = run_solver(A, s);
+      check_solution(A, s, sol);
+      Vec got(sol.result.eigenvalues.begin(), sol.result.eigenvalues.begin() + s.nev);
+      std::sort(got.begin(), got.end());
+      for (int i = 0; i < s.nev; ++i) {
+        const double want = w == Which::LargestAlgebraic ? exact[n - s.nev + i] : exact[i];
+        EXPECT_NEAR(got[i], want, 1e-9) << "value " << i;
+      }
+    }
+  }
+}
+
+TEST(ComplexHermitian, VerificationFindsEveryCopyOfATripleEigenvalue)
+{
+  // 5 three times at the top of a spectrum in [-1, 1]: one Krylov space holds one direction of the
+  // eigenspace; the verification (single vector) or the block of 3 must find the other two.
+  const int n = 80;
+  Rng rng(77);
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = rng.uniform(-1, 1);
+  d[10] = d[40] = d[70] = 5;
+  const Dense A = complex_planted(d, 78);
+  ASSERT_TRUE(has_complex_entries(A));
+  for (int block : {1, 3}) {
+    Settings s = default_settings(n, 3, Which::LargestAlgebraic);
+    s.block_size = block;
+    if (block > 1) s.ncv = 24;
+    SCOPED_TRACE("block size " + std::to_string(block));
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(sol.result.eigenvalues[i], 5.0, 1e-9) << "copy " << i;
+  }
+}
+
+TEST(ComplexHermitian, ThesisVariantLargestValue)
+{
+  const Dense A = complex_wigner(60, 9);
+  Settings s = default_settings(A.n, 1, Which::LargestAlgebraic);
+  s.variant = Variant::Thesis;
+  s.ncv = 60;
+  s.verify = false;
+  const Solved sol = run_solver(A, s);
+  const Vec ref = lapack_eigenvalues(A.n, A.a);
+  ASSERT_EQ(sol.result.nconv, 1) << to_string(sol.result.reason);
+  EXPECT_NEAR(sol.result.eigenvalues[0], ref.back(), 1e-8 * std::abs(ref.back()));
+  SVec ax(A.n);
+  A.matvec(sol.vectors[0].data(), ax.data());
+  double res = 0;
+  for (int i = 0; i < A.n; ++i) res += abs2(ax[i] - sol.result.eigenvalues[0] * sol.vectors[0][i]);
+  EXPECT_LT(std::sqrt(res) / std::abs(sol.result.eigenvalues[0]), 10 * s.tol);
+}
+#endif

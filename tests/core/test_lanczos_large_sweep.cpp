@@ -84,32 +84,33 @@ struct Problem {
   std::vector<Vec> u;    // unit Householder vectors of H1, H2, H3
   Vec A;                 // dense, column-major, exactly symmetric
 
-  void apply_h(const Vec &uk, double *x) const
+  // Templates: the solver applies them to its Scalars, the dense comparison to doubles.
+  template <class T> void apply_h(const Vec &uk, T *x) const
   {
-    double dot = 0;
+    T dot = 0;
     for (int i = 0; i < n; ++i) dot += uk[i] * x[i];
-    for (int i = 0; i < n; ++i) x[i] -= 2 * dot * uk[i];
+    for (int i = 0; i < n; ++i) x[i] -= 2.0 * dot * uk[i];
   }
   /// y = Q T Q^T x in O(n).
-  void apply(const double *x, double *y) const
+  template <class T> void apply(const T *x, T *y) const
   {
-    Vec z(x, x + n);
+    std::vector<T> z(x, x + n);
     for (std::size_t k = 0; k < u.size(); ++k) apply_h(u[k], z.data()); // Q^T = H3 H2 H1: H1 first
     for (int i = 0; i < n; ++i) {
-      double v = d[i] * z[i];
+      T v = d[i] * z[i];
       if (i > 0) v += e[i - 1] * z[i - 1];
       if (i + 1 < n) v += e[i] * z[i + 1];
       y[i] = v;
     }
-    Vec w(y, y + n);
+    std::vector<T> w(y, y + n);
     for (std::size_t k = u.size(); k-- > 0;) apply_h(u[k], w.data()); // Q = H1 H2 H3: H3 first
     std::copy(w.begin(), w.end(), y);
   }
-  void dense_matvec(const double *x, double *y) const
+  template <class T> void dense_matvec(const T *x, T *y) const
   {
-    std::fill(y, y + n, 0.0);
+    std::fill(y, y + n, T(0));
     for (int j = 0; j < n; ++j) {
-      const double xj = x[j];
+      const T xj = x[j];
       const double *col = A.data() + static_cast<std::size_t>(j) * n;
       for (int i = 0; i < n; ++i) y[i] += col[i] * xj;
     }
@@ -219,7 +220,7 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   s.seed = seed ^ 0x9e3779b97f4a7c15ULL;
 
   const auto t0 = std::chrono::steady_clock::now();
-  HostBackend b(n, n, 0, [&p](const double *x, double *y) { p.apply(x, y); });
+  HostBackend b(n, n, 0, [&p](const Scalar *x, Scalar *y) { p.apply(x, y); });
   b.resize_basis(basis_columns_needed(s));
   const Result r = solve(b, s, Callbacks{});
   const double solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -236,12 +237,12 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   ASSERT_GE(static_cast<int>(r.eigenvalues.size()), r.nconv);
   const int k = r.nconv;
 
-  std::vector<Vec> x(k, Vec(n));
+  std::vector<std::vector<Scalar>> x(k, std::vector<Scalar>(n));
   for (int i = 0; i < k; ++i) b.get_column(i, x[i].data());
 
   // True residuals with the dense A (the matrix dsyev saw).
   double rf2 = 0;
-  Vec ax(n);
+  std::vector<Scalar> ax(n);
   for (int i = 0; i < k; ++i) {
     const double theta = r.eigenvalues[i];
     ASSERT_TRUE(std::isfinite(theta));
@@ -249,8 +250,8 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
     p.dense_matvec(x[i].data(), ax.data());
     double res2 = 0;
     for (int row = 0; row < n; ++row) {
-      const double dd = ax[row] - theta * x[i][row];
-      res2 += dd * dd;
+      const Scalar dd = ax[row] - theta * x[i][row];
+      res2 += abs2(dd);
     }
     rf2 += res2;
     EXPECT_LE(std::sqrt(res2), std::max(10 * s.tol * std::abs(theta), 10 * n * eps * anorm))
@@ -264,9 +265,9 @@ TEST_P(LargeSweep, MatchesLapackDsyev)
   double orth = 0;
   for (int i = 0; i < k; ++i)
     for (int j = 0; j <= i; ++j) {
-      double dot = 0;
-      for (int row = 0; row < n; ++row) dot += x[i][row] * x[j][row];
-      orth = std::max(orth, std::abs(dot - (i == j ? 1.0 : 0.0)));
+      Scalar dot = 0;
+      for (int row = 0; row < n; ++row) dot += conj_of(x[i][row]) * x[j][row];
+      orth = std::max(orth, std::abs(dot - Scalar(i == j ? 1.0 : 0.0)));
     }
   EXPECT_LE(orth, 1e-10) << "returned vectors not orthonormal";
 

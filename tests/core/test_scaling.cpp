@@ -32,6 +32,7 @@ namespace {
 using namespace cudalanczos;
 using namespace cudalanczos::testing;
 using Vec = std::vector<double>;
+using SVec = std::vector<Scalar>; // the backend's columns (real data in this file, in either build)
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 
@@ -50,7 +51,8 @@ Dense random_symmetric(int n, std::uint64_t seed)
 void lapack_eig(const Dense &A, Vec &w, Vec &Z)
 {
   int n = A.n, lda = A.n, info = 0, lwork = -1;
-  Z = A.a;
+  Z.resize(A.a.size()); // the test matrices here are real (Dense holds Scalars)
+  for (std::size_t i = 0; i < Z.size(); ++i) Z[i] = real_part(A.a[i]);
   w.assign(n, 0.0);
   double wq = 0;
   dsyev_("V", "L", &n, Z.data(), &lda, w.data(), &wq, &lwork, &info, 1, 1);
@@ -131,7 +133,7 @@ TEST(Scaling, MeasuredNormNeitherOverflowsNorUnderflows)
   const int n = 31;
   for (double c : {1e-320, 1e-300, 1e-160, 1.0, 1e160, 1e300}) {
     const Dense A = laplacian_1d(n).scaled(c);
-    HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+    HostBackend b(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
     b.resize_basis(4);
     long products = 0;
     const double est = detail::measure_norm(b, 7, products);
@@ -141,11 +143,11 @@ TEST(Scaling, MeasuredNormNeitherOverflowsNorUnderflows)
     EXPECT_GE(est, 4 * c / (10 * std::sqrt(n))) << "c = " << c;
   }
   const Dense Z(n);
-  HostBackend zero(n, n, 0, [&Z](const double *x, double *y) { Z.matvec(x, y); });
+  HostBackend zero(n, n, 0, [&Z](const Scalar *x, Scalar *y) { Z.matvec(x, y); });
   zero.resize_basis(4);
   long products = 0;
   EXPECT_EQ(detail::measure_norm(zero, 7, products), 0.0) << "a zero operator has norm 0";
-  HostBackend inf(n, n, 0, [n](const double *, double *y) { std::fill(y, y + n, std::numeric_limits<double>::infinity()); });
+  HostBackend inf(n, n, 0, [n](const Scalar *, Scalar *y) { std::fill(y, y + n, Scalar(std::numeric_limits<double>::infinity())); });
   inf.resize_basis(4);
   EXPECT_THROW(detail::measure_norm(inf, 7, products), Error) << "Inf entries";
 }
@@ -221,11 +223,11 @@ TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
           const double want = w[idx[i]] - v.s.shift;
           EXPECT_NEAR(lambda, want, 1e-9 * std::max(std::abs(want), 1e-3 * anorm)) << "eigenvalue " << i;
           // The vector: its residual on A itself, and its angle to LAPACK's where the gap allows.
-          const Vec &x = got.vectors[i];
-          Vec ax(n);
+          const SVec &x = got.vectors[i];
+          SVec ax(n);
           A.matvec(x.data(), ax.data());
           double res2 = 0;
-          for (int r = 0; r < n; ++r) res2 += (ax[r] - (lambda + v.s.shift) * x[r]) * (ax[r] - (lambda + v.s.shift) * x[r]);
+          for (int r = 0; r < n; ++r) res2 += abs2(ax[r] - (lambda + v.s.shift) * x[r]);
           const double res = std::sqrt(res2);
           EXPECT_LE(res, std::max(2e-10 * std::abs(lambda + v.s.shift), 100 * n * eps * anorm)) << "residual of vector " << i;
           double gap = std::numeric_limits<double>::infinity();
@@ -233,9 +235,11 @@ TEST(Scaling, PowersOfTenMatchLapackOnTheUnscaledMatrix)
             if (j != idx[i]) gap = std::min(gap, std::abs(w[j] - w[idx[i]]));
           if (gap > 1e-6 * anorm) { // ||x -+ z|| (about the sine of the angle, without 1 - dot^2's cancellation)
             const double *z = Z.data() + static_cast<std::size_t>(idx[i]) * n;
-            double dot = 0, dist2 = 0;
-            for (int r = 0; r < n; ++r) dot += x[r] * z[r];
-            for (int r = 0; r < n; ++r) dist2 += (x[r] - std::copysign(1.0, dot) * z[r]) * (x[r] - std::copysign(1.0, dot) * z[r]);
+            Scalar dot = 0; // z^H x: x is z times a sign (real) or a phase, plus the error
+            double dist2 = 0;
+            for (int r = 0; r < n; ++r) dot += z[r] * x[r];
+            const Scalar phase = std::abs(dot) > 0 ? dot / std::abs(dot) : Scalar(1);
+            for (int r = 0; r < n; ++r) dist2 += abs2(x[r] - phase * z[r]);
             EXPECT_LE(std::sqrt(dist2), 2 * res / gap + 100 * n * eps) << "vector " << i << " against LAPACK's (gap " << gap << ")";
           }
         }
@@ -288,7 +292,7 @@ TEST(Scaling, OperatorTurningInfIsAnError)
   for (double c : {1e-300, 1.0, 1e300}) {
     const Dense A = laplacian_1d(n).scaled(c);
     int products = 0;
-    HostBackend b(n, n, 0, [&](const double *x, double *y) {
+    HostBackend b(n, n, 0, [&](const Scalar *x, Scalar *y) {
       A.matvec(x, y);
       if (++products >= 20) y[n / 2] = std::numeric_limits<double>::infinity();
     });
@@ -320,15 +324,15 @@ TEST(Scaling, StartVectorOfAnySize)
     s.nev = 3, s.ncv = 20, s.which = Which::LargestAlgebraic, s.tol = 1e-10, s.initial_vector = true, s.block_size = block;
     s.norm_estimate = 8;
     const auto solve_from = [&](double c) {
-      HostBackend b(n, n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+      HostBackend b(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
       b.resize_basis(basis_columns_needed(s));
-      Vec w(v);
-      for (double &x : w) x = std::ldexp(x, static_cast<int>(c));
+      SVec w(v.begin(), v.end());
+      for (Scalar &x : w) x = std::ldexp(real_part(x), static_cast<int>(c));
       b.set_column(0, w.data());
       Solved out;
       out.result = solve(b, s, {});
       for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-        Vec x(n);
+        SVec x(n);
         b.get_column(static_cast<int>(j), x.data());
         out.vectors.push_back(std::move(x));
       }
@@ -349,12 +353,12 @@ TEST(Scaling, StartVectorOfAnySize)
 // columns 0..count-1 (largest first): a converged result whose values the ResidualCheck tests then plant.
 std::unique_ptr<HostBackend> diagonal_with_planted_vectors(int n, int count)
 {
-  auto b = std::make_unique<HostBackend>(n, n, 0, [n](const double *x, double *y) {
-    for (int i = 0; i < n; ++i) y[i] = (i + 1) * x[i];
+  auto b = std::make_unique<HostBackend>(n, n, 0, [n](const Scalar *x, Scalar *y) {
+    for (int i = 0; i < n; ++i) y[i] = static_cast<double>(i + 1) * x[i];
   });
   b->resize_basis(2 * count);
   for (int j = 0; j < count; ++j) {
-    Vec e(n, 0.0);
+    SVec e(n, 0.0);
     e[n - 1 - j] = 1;
     b->set_column(j, e.data());
   }
@@ -383,7 +387,7 @@ TEST(ResidualCheck, PlantedWrongPairIsRejected)
   EXPECT_EQ(r.eigenvalues, (Vec{23, 22, 21.5, 20}));
   EXPECT_NEAR(r.errors[2], 0.5 / 21.5, 1e-15) << "the wrong pair's true relative error";
   EXPECT_EQ(r.errors[3], 0.5) << "an unconverged pair keeps its estimate";
-  Vec x(n);
+  SVec x(n);
   b.get_column(2, x.data());
   EXPECT_EQ(x[n - 3], 1.0) << "the rejected pair keeps its vector in its place";
   // All right: nothing moves.
@@ -418,7 +422,7 @@ TEST(ResidualCheck, FailingWantedPairLeavesNoGap)
   EXPECT_LT(r.errors[2], s.tol);
   // The failing pair beyond nev: the nev leading ones stay converged and the solve with them.
   r.nconv = 4, r.eigenvalues = {19, 18, 17, 15.5}, r.reason = Reason::Converged;
-  Vec e(n, 0.0);
+  SVec e(n, 0.0);
   e[n - 2] = 1;
   b.set_column(1, e.data());
   detail::check_residuals(b, s, detail::with_defaults({}, s), 1, r);
@@ -445,7 +449,7 @@ TEST(ResidualCheck, OperatorChangedUnderTheSolveIsCaught)
   for (bool room : {true, false}) {
     SCOPED_TRACE(room ? "iterations left" : "none left");
     long products = 0;
-    HostBackend b(n, n, 0, [&](const double *x, double *y) { (++products > before_check ? B : A).matvec(x, y); });
+    HostBackend b(n, n, 0, [&](const Scalar *x, Scalar *y) { (++products > before_check ? B : A).matvec(x, y); });
     Settings t = s;
     if (!room) t.max_it = clean.result.its;
     b.resize_basis(basis_columns_needed(t));
@@ -463,11 +467,11 @@ TEST(ResidualCheck, OperatorChangedUnderTheSolveIsCaught)
     Vec w, Z;
     lapack_eig(B, w, Z);
     for (int i = 0; i < r.nconv; ++i) {
-      Vec x(n), bx(n);
+      SVec x(n), bx(n);
       b.get_column(i, x.data());
       B.matvec(x.data(), bx.data());
       double res2 = 0;
-      for (int k = 0; k < n; ++k) res2 += (bx[k] - r.eigenvalues[i] * x[k]) * (bx[k] - r.eigenvalues[i] * x[k]);
+      for (int k = 0; k < n; ++k) res2 += abs2(bx[k] - r.eigenvalues[i] * x[k]);
       EXPECT_LT(std::sqrt(res2) / std::abs(r.eigenvalues[i]), s.tol) << "pair " << i;
     }
   }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -21,6 +22,8 @@ extern "C" {
 // LAPACK (Fortran): hidden string lengths last.
 void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w, double *work,
             const int *lwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
+void zheev_(const char *jobz, const char *uplo, const int *n, std::complex<double> *a, const int *lda, double *w,
+            std::complex<double> *work, const int *lwork, double *rwork, int *info, std::size_t jobz_len, std::size_t uplo_len);
 }
 
 namespace cudalanczos::testing {
@@ -59,6 +62,22 @@ inline double which_key(Which which, double target, double lambda)
   case Which::TargetReal: return std::abs(lambda - target);
   }
   return 0;
+}
+
+/// Eigenvalues, ascending, of the n x n Hermitian matrix a (column-major, lower triangle read) by
+/// LAPACK's zheev: the reference of the complex build's tests.
+inline std::vector<double> lapack_eigenvalues(int n, std::vector<std::complex<double>> a)
+{
+  int lda = std::max(n, 1), info = 0, lwork = -1;
+  std::vector<double> w(std::max(n, 1)), rwork(std::max(1, 3 * n - 2));
+  std::complex<double> wq = 0.0;
+  zheev_("N", "L", &n, a.data(), &lda, w.data(), &wq, &lwork, rwork.data(), &info, 1, 1);
+  lwork = std::max(1, static_cast<int>(wq.real()));
+  std::vector<std::complex<double>> work(lwork);
+  zheev_("N", "L", &n, a.data(), &lda, w.data(), work.data(), &lwork, rwork.data(), &info, 1, 1);
+  EXPECT_EQ(info, 0) << "zheev failed";
+  w.resize(n);
+  return w;
 }
 
 /// Eigenvalues, ascending, of the n x n symmetric matrix a (column-major, lower triangle read) by
@@ -102,19 +121,21 @@ inline std::string describe(const std::vector<double> &v, std::size_t count = 30
   return os.str();
 }
 
-/// A dense n x n matrix, column-major, with its product: the operator of the driver-level tests.
+/// A dense n x n matrix, column-major, with its product: the operator of the driver-level tests. Its
+/// entries are Scalars: the real test matrices run in the complex build too (a real symmetric matrix is
+/// Hermitian), and the complex build adds genuinely complex Hermitian ones.
 struct Dense {
   int n = 0;
-  std::vector<double> a;
-  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, 0.0) {}
-  double &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
-  double operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
-  void matvec(const double *x, double *y) const
+  std::vector<Scalar> a;
+  explicit Dense(int n_) : n(n_), a(static_cast<std::size_t>(n_) * n_, Scalar(0)) {}
+  Scalar &operator()(int i, int j) { return a[i + static_cast<std::size_t>(j) * n]; }
+  Scalar operator()(int i, int j) const { return a[i + static_cast<std::size_t>(j) * n]; }
+  void matvec(const Scalar *x, Scalar *y) const
   {
-    std::fill(y, y + n, 0.0);
+    std::fill(y, y + n, Scalar(0));
     for (int j = 0; j < n; ++j) {
-      const double xj = x[j];
-      const double *col = a.data() + static_cast<std::size_t>(j) * n;
+      const Scalar xj = x[j];
+      const Scalar *col = a.data() + static_cast<std::size_t>(j) * n;
       for (int i = 0; i < n; ++i) y[i] += col[i] * xj;
     }
   }
@@ -122,7 +143,7 @@ struct Dense {
   Dense scaled(double c) const
   {
     Dense B(*this);
-    for (double &x : B.a) x *= c;
+    for (Scalar &x : B.a) x *= c;
     return B;
   }
 };
@@ -141,17 +162,17 @@ inline Dense laplacian_1d(int n)
 /// A solve on the host backend with A's product, and the vectors it returned.
 struct Solved {
   Result result;
-  std::vector<std::vector<double>> vectors; // the returned basis columns, one per returned eigenvalue
+  std::vector<std::vector<Scalar>> vectors; // the returned basis columns, one per returned eigenvalue
 };
 
 inline Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
 {
-  HostBackend b(A.n, A.n, 0, [&A](const double *x, double *y) { A.matvec(x, y); });
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(basis_columns_needed(s));
   Solved out;
   out.result = solve(b, s, cb);
   for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    std::vector<double> x(static_cast<std::size_t>(A.n));
+    std::vector<Scalar> x(static_cast<std::size_t>(A.n));
     b.get_column(static_cast<int>(j), x.data());
     out.vectors.push_back(std::move(x));
   }

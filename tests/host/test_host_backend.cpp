@@ -18,12 +18,13 @@ namespace {
 using cudalanczos::Error;
 using cudalanczos::HostBackend;
 using cudalanczos::index_t;
-using Vec = std::vector<double>;
+using cudalanczos::Scalar;
+using Vec = std::vector<Scalar>; // real data, in Scalars: the same exact checks run in the complex build
 
 // y = diag(1, 2, 3, 4) x  (or the global rows offset..offset+n-1 of diag(1, 2, ..., N)).
 cudalanczos::HostOperator diag_operator(index_t n, index_t offset)
 {
-  return [n, offset](const double *x, double *y) {
+  return [n, offset](const Scalar *x, Scalar *y) {
     for (index_t i = 0; i < n; ++i) y[i] = static_cast<double>(offset + i + 1) * x[i];
   };
 }
@@ -97,18 +98,18 @@ TEST(HostBackend, Project)
   HostBackend b = make(4);
   fill(b);
   // v0.v2 = 10, v1.v2 = 2, v2.v2 = 4.
-  double out[3] = {-1, -1, -1};
+  Scalar out[3] = {-1, -1, -1};
   b.project(0, 2, 2, out);
   EXPECT_EQ(out[0], 10.0);
   EXPECT_EQ(out[1], 2.0);
   EXPECT_EQ(out[2], 4.0);
   // A window not starting at 0; the window may include col itself: v1.v0 = 6, v2.v0 = 10, v0.v0 = 30.
-  double out2[3];
+  Scalar out2[3];
   b.project(1, 2, 0, out2);
   EXPECT_EQ(out2[0], 6.0);
   EXPECT_EQ(out2[1], 10.0);
   EXPECT_EQ(out2[2], 30.0);
-  double out3[4];
+  Scalar out3[4];
   b.project(0, 3, 1, out3); // includes col = 1: v1.v1 twice
   EXPECT_EQ(out3[0], 6.0);
   EXPECT_EQ(out3[1], 2.0);
@@ -122,13 +123,13 @@ TEST(HostBackend, Subtract)
   HostBackend b = make(4);
   fill(b);
   // v2 -= 1 v0 + 2 v1 = [1 1 1 1] - [1 2 3 4] - [0 2 0 2] = [0 -3 -2 -5]; |.|^2 = 38.
-  const double coef[2] = {1, 2};
+  const Scalar coef[2] = {1, 2};
   EXPECT_EQ(b.subtract(0, 2, coef, 2), 38.0);
   EXPECT_EQ(column(b, 2), (Vec{0, -3, -2, -5}));
   EXPECT_EQ(column(b, 0), (Vec{1, 2, 3, 4}));
   EXPECT_EQ(column(b, 1), (Vec{0, 1, 0, 1}));
   // A window after col: v0 -= 0.5 v1 -> [1 1.5 3 3.5]; |.|^2 = 1 + 2.25 + 9 + 12.25 = 24.5.
-  const double half = 0.5;
+  const Scalar half = 0.5;
   EXPECT_EQ(b.subtract(1, 1, &half, 0), 24.5);
   EXPECT_EQ(column(b, 0), (Vec{1, 1.5, 3, 3.5}));
 }
@@ -138,7 +139,7 @@ TEST(HostBackend, UpdateSubtractsWithoutAReduction)
   int reductions = 0;
   HostBackend b = make(4, [&reductions](double *, int) { ++reductions; });
   fill(b);
-  const double coef[2] = {1, 2};
+  const Scalar coef[2] = {1, 2};
   b.update(0, 2, coef, 2); // as in Subtract: [0 -3 -2 -5]
   EXPECT_EQ(column(b, 2), (Vec{0, -3, -2, -5}));
   EXPECT_EQ(reductions, 0);
@@ -154,11 +155,11 @@ TEST(HostBackend, SubtractToExactZeroReturnsZero)
   const Vec v0{0.5, -0.25, 1, 2}, w{1.5, -0.75, 3, 6};
   b.set_column(0, v0.data());
   b.set_column(1, w.data());
-  const double three = 3;
+  const Scalar three = 3;
   EXPECT_EQ(b.subtract(0, 1, &three, 1), 0.0);
   EXPECT_EQ(column(b, 1), (Vec{0, 0, 0, 0}));
   // And project of the zero column: its dot products and its norm are all exactly 0.
-  double out[2] = {-1, -1};
+  Scalar out[2] = {-1, -1};
   b.project(0, 1, 1, out);
   EXPECT_EQ(out[0], 0.0);
   EXPECT_EQ(out[1], 0.0);
@@ -170,11 +171,11 @@ TEST(HostBackend, Combine)
   fill(b);
   b.set_column(3, Vec{9, 9, 9, 9}.data()); // overwritten, not accumulated into
   // 2 v0 - v1 + 0.5 v2 = [2 4 6 8] - [0 1 0 1] + [.5 .5 .5 .5] = [2.5 3.5 6.5 7.5]
-  const double coef[3] = {2, -1, 0.5};
+  const Scalar coef[3] = {2, -1, 0.5};
   b.combine(0, 3, coef, 3);
   EXPECT_EQ(column(b, 3), (Vec{2.5, 3.5, 6.5, 7.5}));
   // A window not starting at 0: 3 v1 + v2 = [1 4 1 4] into column 0.
-  const double coef2[2] = {3, 1};
+  const Scalar coef2[2] = {3, 1};
   b.combine(1, 2, coef2, 0);
   EXPECT_EQ(column(b, 0), (Vec{1, 4, 1, 4}));
 }
@@ -194,7 +195,7 @@ TEST(HostBackend, RotateSquare)
   HostBackend b = make(4);
   fill(b);
   // Q = [1 0 2; 1 1 0; 0 -1 1] column-major: new v0 = v0 + v1, new v1 = v1 - v2, new v2 = 2 v0 + v2.
-  const double Q[9] = {1, 1, 0, /* col 1 */ 0, 1, -1, /* col 2 */ 2, 0, 1};
+  const Scalar Q[9] = {1, 1, 0, /* col 1 */ 0, 1, -1, /* col 2 */ 2, 0, 1};
   b.set_column(3, Vec{7, 7, 7, 7}.data());
   b.rotate(3, 3, Q, 3);
   EXPECT_EQ(column(b, 0), (Vec{1, 3, 3, 5}));
@@ -208,7 +209,7 @@ TEST(HostBackend, RotateTallWithLeadingDimension)
   HostBackend b = make(4);
   fill(b);
   // k = 3, m = 2, ldq = 5 (rows 3, 4 of each Q column are padding that must be ignored).
-  const double Q[10] = {0, 0, 1, 99, 99, /* col 1 */ 1, -1, 0, 99, 99};
+  const Scalar Q[10] = {0, 0, 1, 99, 99, /* col 1 */ 1, -1, 0, 99, 99};
   b.rotate(3, 2, Q, 5);
   EXPECT_EQ(column(b, 0), (Vec{1, 1, 1, 1}));  // v2
   EXPECT_EQ(column(b, 1), (Vec{1, 1, 3, 3}));  // v0 - v1
@@ -220,7 +221,7 @@ TEST(HostBackend, RotatePermutation)
   // writing any new one.
   HostBackend b = make(3);
   fill(b);
-  const double P[9] = {0, 0, 1, /**/ 1, 0, 0, /**/ 0, 1, 0}; // new = [v2 v0 v1]
+  const Scalar P[9] = {0, 0, 1, /**/ 1, 0, 0, /**/ 0, 1, 0}; // new = [v2 v0 v1]
   b.rotate(3, 3, P, 3);
   EXPECT_EQ(column(b, 0), (Vec{1, 1, 1, 1}));
   EXPECT_EQ(column(b, 1), (Vec{1, 2, 3, 4}));
@@ -231,7 +232,7 @@ TEST(HostBackend, RotateRejectsBadShapes)
 {
   HostBackend b = make(3);
   fill(b);
-  const double Q[16] = {};
+  const Scalar Q[16] = {};
   EXPECT_THROW(b.rotate(2, 3, Q, 4), Error); // m > k
   EXPECT_THROW(b.rotate(3, 2, Q, 2), Error); // ldq < k
   EXPECT_THROW(b.rotate(4, 2, Q, 4), Error); // k > basis columns
@@ -241,7 +242,7 @@ TEST(HostBackend, ZeroCountOperations)
 {
   HostBackend b = make(3);
   fill(b);
-  double out = -1;
+  Scalar out = -1;
   b.project(0, 0, 0, &out); // only the norm: |v0|^2 = 30
   EXPECT_EQ(out, 30.0);
   EXPECT_EQ(b.subtract(0, 0, nullptr, 1), 2.0); // nothing subtracted, |v1|^2 = 2
@@ -256,8 +257,8 @@ TEST(HostBackend, BadColumnIndicesThrow)
 {
   HostBackend b = make(3);
   fill(b);
-  double out[4];
-  const double coef[3] = {1, 1, 1};
+  Scalar out[4];
+  const Scalar coef[3] = {1, 1, 1};
   Vec x(4);
   EXPECT_THROW(b.set_random(3, 1), Error);
   EXPECT_THROW(b.set_random(-1, 1), Error);
@@ -298,8 +299,9 @@ TEST(HostBackend, SetRandomIsAFunctionOfSeedAndGlobalRow)
   EXPECT_EQ(a, a2); // same seed, same entries, bit for bit
   int differ = 0;
   for (index_t i = 0; i < N; ++i) {
-    EXPECT_GE(a[i], -1.0);
-    EXPECT_LT(a[i], 1.0);
+    EXPECT_GE(cudalanczos::real_part(a[i]), -1.0);
+    EXPECT_LT(cudalanczos::real_part(a[i]), 1.0);
+    EXPECT_EQ(a[i], cudalanczos::real_part(a[i])) << "random entries are real in either build";
     EXPECT_EQ(a[i], cudalanczos::random_entry(42, i));
     differ += a[i] != c[i];
   }
@@ -328,7 +330,7 @@ TEST(HostBackend, TwoRanksThroughASummingReducer)
   one.resize_basis(3);
   one.set_random(0, 5);
   one.apply_operator(0, 1);
-  double ref[2];
+  Scalar ref[2];
   one.project(0, 1, 1, ref); // v0.Av0 and |Av0|^2
 
   std::vector<double> other;
@@ -342,13 +344,14 @@ TEST(HostBackend, TwoRanksThroughASummingReducer)
     r->set_random(0, 5);
     r->apply_operator(0, 1);
   }
-  double part0[2];
+  Scalar part0[2];
   r0.project(0, 1, 1, part0); // serial reducer: the rank-0 partial sums
-  other.assign(part0, part0 + 2);
-  double got[2];
+  const double *part0_doubles = reinterpret_cast<const double *>(part0); // what the reducer sums
+  other.assign(part0_doubles, part0_doubles + 2 * cudalanczos::kDoublesPerScalar);
+  Scalar got[2];
   r1.project(0, 1, 1, got);
-  EXPECT_NEAR(got[0], ref[0], 1e-14 * std::abs(ref[0]));
-  EXPECT_NEAR(got[1], ref[1], 1e-14 * std::abs(ref[1]));
+  EXPECT_NEAR(std::abs(got[0] - ref[0]), 0.0, 1e-14 * std::abs(ref[0]));
+  EXPECT_NEAR(std::abs(got[1] - ref[1]), 0.0, 1e-14 * std::abs(ref[1]));
 }
 
 TEST(HostBackend, EveryReturnedScalarGoesThroughTheReducerOnce)
@@ -364,24 +367,25 @@ TEST(HostBackend, EveryReturnedScalarGoesThroughTheReducerOnce)
   HostBackend b = make(4, doubling);
   fill(b);
 
-  double out[3];
+  Scalar out[3];
   b.project(0, 2, 2, out); // local 10, 2, 4
   EXPECT_EQ(out[0], 20.0);
   EXPECT_EQ(out[1], 4.0);
   EXPECT_EQ(out[2], 8.0);
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(values, 3); // one reduction carrying all k + 1 values
+  constexpr int d = cudalanczos::kDoublesPerScalar; // a Scalar is reduced as d doubles
+  EXPECT_EQ(values, 3 * d); // one reduction carrying all k + 1 values
 
-  double nrm = 0;
+  Scalar nrm = 0;
   b.project(0, 0, 0, &nrm); // local |v0|^2 = 30
   EXPECT_EQ(nrm, 60.0);
   EXPECT_EQ(calls, 2);
-  EXPECT_EQ(values, 4);
+  EXPECT_EQ(values, 4 * d);
 
-  const double coef[2] = {1, 2};
+  const Scalar coef[2] = {1, 2};
   EXPECT_EQ(b.subtract(0, 2, coef, 2), 76.0); // local 38
   EXPECT_EQ(calls, 3);
-  EXPECT_EQ(values, 5);
+  EXPECT_EQ(values, 4 * d + 1); // the norm: one double
   EXPECT_EQ(b.subtract(0, 0, nullptr, 1), 4.0); // local |v1|^2 = 2
   EXPECT_EQ(calls, 4);
 
@@ -389,7 +393,7 @@ TEST(HostBackend, EveryReturnedScalarGoesThroughTheReducerOnce)
   EXPECT_EQ(column(b, 2), (Vec{0, -3, -2, -5}));
 
   // Operations that return nothing reduce nothing.
-  const double Q[4] = {1, 0, 0, 1};
+  const Scalar Q[4] = {1, 0, 0, 1};
   b.scale(0, 2.0);
   b.combine(0, 2, coef, 3);
   b.rotate(2, 2, Q, 2);
