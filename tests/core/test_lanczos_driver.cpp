@@ -1356,7 +1356,9 @@ TEST(ComplexHermitian, WignerMatchesZheevForEveryVariant)
       SCOPED_TRACE(std::string(which_name(w)) + (variant == 0 ? " full" : variant == 1 ? " partial" : " block 3"));
       const Solved sol = run_solver(A, s);
       check_solution(A, s, sol);
-      if (variant == 2) EXPECT_EQ(sol.result.block_size, 3);
+      if (variant == 2) {
+        EXPECT_EQ(sol.result.block_size, 3);
+      }
       // The vectors are complex (no phase makes an eigenvector of a complex Hermitian matrix real
       // in general): a solver that dropped imaginary parts could not have passed check_solution.
       double imag = 0;

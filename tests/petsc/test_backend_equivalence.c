@@ -85,11 +85,21 @@ static PetscErrorCode LapackWanted(Mat A, PetscInt nev, int which, PetscReal *wa
   PetscCall(MatDenseGetArrayRead(D, &a));
   for (i = 0; i < N; ++i) PetscCall(PetscArraycpy(copy + i * N, a + i * lda_mat, N));
   PetscCall(MatDenseRestoreArrayRead(D, &a));
+#if defined(PETSC_USE_COMPLEX) /* zheev: the Hermitian matrix's eigenvalues, with its real workspace */
+  PetscReal *rwork;
+  PetscCall(PetscMalloc1(PetscMax(1, 3 * N - 2), &rwork));
+  PetscCallBLAS("LAPACKheev", LAPACKheev_("N", "L", &n, copy, &lda, w, &lwork_query, &lwork, rwork, &info));
+  lwork = (PetscBLASInt)PetscRealPart(lwork_query);
+  PetscCall(PetscMalloc1(lwork, &work));
+  PetscCallBLAS("LAPACKheev", LAPACKheev_("N", "L", &n, copy, &lda, w, work, &lwork, rwork, &info));
+  PetscCall(PetscFree(rwork));
+#else
   PetscCallBLAS("LAPACKsyev", LAPACKsyev_("N", "L", &n, copy, &lda, w, &lwork_query, &lwork, &info));
   lwork = (PetscBLASInt)PetscRealPart(lwork_query);
   PetscCall(PetscMalloc1(lwork, &work));
   PetscCallBLAS("LAPACKsyev", LAPACKsyev_("N", "L", &n, copy, &lda, w, work, &lwork, &info));
-  PetscCheck(info == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsyev failed: info %d", (int)info);
+#endif
+  PetscCheck(info == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsyev/zheev failed: info %d", (int)info);
   key_which = which;
   qsort(w, (size_t)N, sizeof(PetscReal), CompareKey);
   for (i = 0; i < nev; ++i) wanted[i] = w[i];

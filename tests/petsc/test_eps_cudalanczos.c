@@ -611,7 +611,11 @@ int main(int argc, char **argv)
     PetscCall(EPSGetDimensions(eps, NULL, &ncv2, &mpd2));
     PetscCall(EPSGetConverged(eps, &nconv));
     eig = 0;
-    if (nconv > 0) PetscCall(EPSGetEigenvalue(eps, 0, &eig, NULL));
+    if (nconv > 0) {
+      PetscScalar e;
+      PetscCall(EPSGetEigenvalue(eps, 0, &e, NULL));
+      eig = PetscRealPart(e);
+    }
     PetscCall(ViewLine(eps, "basis may grow from ncv 16 to 48", NULL, 0, &grows));
     PetscCall(ViewLine(eps, "basis size when the last solve ended: ", text, sizeof(text), &found));
     if (found) sscanf(text, "basis size when the last solve ended: %d", &used);

@@ -141,7 +141,11 @@ static PetscErrorCode Reference(Mat A, PetscReal *lambda)
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, &nconv));
   PetscCheck(nconv >= nev, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "krylovschur converged %" PetscInt_FMT " of %" PetscInt_FMT, nconv, nev);
-  for (i = 0; i < nev; ++i) PetscCall(EPSGetEigenvalue(eps, i, &lambda[i], NULL));
+  for (i = 0; i < nev; ++i) {
+    PetscScalar e;
+    PetscCall(EPSGetEigenvalue(eps, i, &e, NULL));
+    lambda[i] = PetscRealPart(e);
+  }
   PetscCall(EPSDestroy(&eps));
   PetscFunctionReturn(0);
 }
