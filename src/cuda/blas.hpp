@@ -62,6 +62,19 @@ inline cublasStatus_t dotc(cublasHandle_t h, int64_t n, const Z *x, int64_t incx
   return cublasZdotc_64(h, n, z(x), incx, z(y), incy, z(result));
 }
 
+/// *result = x^H x, one double: for complex x the real dot of its 2n doubles, a plain sum of squares. It
+/// overflows to Inf as the real build's does, where zdotc's complex products gave NaN (Inf - Inf) on an
+/// H200 (cuBLAS 13) for entries near 1e303; Inf is what the driver's scaling into range handles.
+inline cublasStatus_t self_dot(cublasHandle_t h, int64_t n, const double *x, double *result)
+{
+  return cublasDdot_64(h, n, x, 1, x, 1, result);
+}
+inline cublasStatus_t self_dot(cublasHandle_t h, int64_t n, const Z *x, double *result)
+{
+  const double *d = reinterpret_cast<const double *>(x);
+  return cublasDdot_64(h, 2 * n, d, 1, d, 1, result);
+}
+
 /// x *= alpha, alpha real
 inline cublasStatus_t scal(cublasHandle_t h, int64_t n, const double *alpha, double *x, int64_t incx)
 {

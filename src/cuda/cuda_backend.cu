@@ -243,10 +243,10 @@ public:
         if (k > 0) // out[0..k-1] = V^H w
           CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), blas::kAdjoint, n_, k, one(), col(first), ldv_, col(c), 1, zero(),
                                        scalars_.data(), 1));
-        CUDALANCZOS_CHECK(blas::dotc(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data() + k)); // w^H w
+        CUDALANCZOS_CHECK(blas::self_dot(cublas_.get(), n_, col(c), real_slot(scalars_.data() + k))); // w^H w
       }
       fetch_scalars(k + 1, out);
-      // w^H w is real; zdotc's imaginary part is rounding (the custom kernel's is exactly 0 already)
+      // w^H w is real: self_dot wrote the real part only (the custom kernel's imaginary part is 0 already)
       out[k] = real_part(out[k]);
     }
     reduce_(real_slot(out), (k + 1) * kDoublesPerScalar);
@@ -705,7 +705,7 @@ private:
     if (k > 0) // w = w - V coef
       CUDALANCZOS_CHECK(blas::gemv(cublas_.get(), CUBLAS_OP_N, n_, k, minus_one(), col(first), ldv_, coef_.data(), 1, one(),
                                    col(c), 1));
-    if (norm) CUDALANCZOS_CHECK(blas::dotc(cublas_.get(), n_, col(c), 1, col(c), 1, scalars_.data())); // w^H w
+    if (norm) CUDALANCZOS_CHECK(blas::self_dot(cublas_.get(), n_, col(c), real_slot(scalars_.data()))); // w^H w
     return true;
   }
 
