@@ -74,33 +74,11 @@ inline Csr random_csr(index_t rows, index_t cols, double mean, std::uint64_t see
   return A;
 }
 
-/// The 5-point Laplacian on an m x m grid (m^2 rows).
-inline Csr laplacian(index_t m)
-{
-  Csr A;
-  A.rows = A.cols = m * m;
-  A.rowptr.assign(1, 0);
-  for (index_t i = 0; i < m; ++i)
-    for (index_t j = 0; j < m; ++j) {
-      const index_t r = i * m + j;
-      const auto add = [&](index_t c, Scalar v) {
-        A.colind.push_back(static_cast<int>(c));
-        A.values.push_back(v);
-      };
-      if (i > 0) add(r - m, -1.0);
-      if (j > 0) add(r - 1, -1.0);
-      add(r, 4.0);
-      if (j + 1 < m) add(r + 1, -1.0);
-      if (i + 1 < m) add(r + m, -1.0);
-      A.rowptr.push_back(static_cast<int>(A.colind.size()));
-    }
-  return A;
-}
-
 /// A complex Hermitian lattice operator: the 5-point Laplacian on an m x m grid in a magnetic field
 /// (Peierls phases, Landau gauge): a hop to the right from column j carries e^{i flux j}, its reverse the
 /// conjugate, vertical hops none; diagonal 4. Hermitian with genuinely complex entries, eigenvalues in
-/// [0, 8] (the Hofstadter spectrum); in the real build it is laplacian(m).
+/// [0, 8] (the Hofstadter spectrum). In the real build make_scalar keeps the phases' real parts: the
+/// horizontal hops are -cos(flux j), a real symmetric matrix (at flux 0, laplacian(m)).
 inline Csr magnetic_laplacian(index_t m, double flux)
 {
   Csr A;
@@ -122,6 +100,10 @@ inline Csr magnetic_laplacian(index_t m, double flux)
     }
   return A;
 }
+
+/// The 5-point Laplacian on an m x m grid (m^2 rows): the lattice above without a field (every phase
+/// exactly 1, so the entries are exactly -1 and 4).
+inline Csr laplacian(index_t m) { return magnetic_laplacian(m, 0.0); }
 
 /// A random Hermitian n x n matrix, column-major with leading dimension ld >= n, padding rows NaN:
 /// A[i, j] = conj(A[j, i]) random Scalars, the diagonal real. Symmetric in the real build.

@@ -113,4 +113,51 @@ static inline PetscErrorCode ViewLine(EPS eps, const char *needle, char *text, s
   PetscFunctionReturn(0);
 }
 
+
+/* The first nev eigenpairs of a solved eps (nev <= its converged count) measured against reference
+   eigenvalues lr[0..nev-1] of A x = lambda B x (B NULL: the identity), each a worst case over the pairs:
+   diff |lambda_i - lr_i| / max|lr|, res ||A x_i - lambda_i B x_i|| / (|lambda_i| ||x_i||),
+   orth |x_j^H B x_i - delta_ij| (j <= i), imag max(|Im lambda_i|, |eigi|). */
+static inline PetscErrorCode MeasurePairs(EPS eps, Mat A, Mat B, PetscInt nev, const PetscScalar *lr, PetscReal *diff, PetscReal *res, PetscReal *orth,
+                                          PetscReal *imag)
+{
+  Vec         *x, Ax, Bx;
+  PetscScalar *lc;
+  PetscReal    scale = 0;
+  PetscInt     i, j;
+
+  PetscFunctionBeginUser;
+  *diff = *res = *orth = *imag = 0;
+  PetscCall(PetscMalloc2(nev, &x, nev, &lc));
+  PetscCall(MatCreateVecs(A, &Ax, &Bx));
+  for (i = 0; i < nev; ++i) {
+    PetscScalar ki;
+    PetscCall(MatCreateVecs(A, &x[i], NULL));
+    PetscCall(EPSGetEigenpair(eps, i, &lc[i], &ki, x[i], NULL));
+    *imag = PetscMax(*imag, PetscMax(PetscAbsReal(PetscImaginaryPart(lc[i])), PetscAbsScalar(ki)));
+    scale = PetscMax(scale, PetscAbsScalar(lr[i]));
+  }
+  for (i = 0; i < nev; ++i) {
+    PetscReal rn, xn;
+    *diff = PetscMax(*diff, PetscAbsScalar(lc[i] - lr[i]) / scale);
+    PetscCall(MatMult(A, x[i], Ax));
+    if (B) PetscCall(MatMult(B, x[i], Bx));
+    else PetscCall(VecCopy(x[i], Bx));
+    for (j = 0; j <= i; ++j) {
+      PetscScalar d;
+      PetscCall(VecDot(Bx, x[j], &d)); /* x_j^H B x_i */
+      *orth = PetscMax(*orth, PetscAbsScalar(d - (i == j ? 1.0 : 0.0)));
+    }
+    PetscCall(VecAXPY(Ax, -lc[i], Bx));
+    PetscCall(VecNorm(Ax, NORM_2, &rn));
+    PetscCall(VecNorm(x[i], NORM_2, &xn));
+    *res = PetscMax(*res, rn / (PetscAbsScalar(lc[i]) * xn));
+  }
+  for (i = 0; i < nev; ++i) PetscCall(VecDestroy(&x[i]));
+  PetscCall(VecDestroy(&Ax));
+  PetscCall(VecDestroy(&Bx));
+  PetscCall(PetscFree2(x, lc));
+  PetscFunctionReturn(0);
+}
+
 #endif
