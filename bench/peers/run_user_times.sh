@@ -10,6 +10,9 @@
 #
 # OURS_VARIANTS="-eps_cudalanczos_verify 0|..." (option sets separated by |) adds a cudalanczos run on
 # PETSc 3.26.1 with the device Mat per option set, named ...-v1, -v2, ... (the option set in "variant").
+# DEVICE_MATS_ONLY=1 leaves out the host-Mat runs (3.18 and 3.26.1): the peers and the device Mat only.
+# USER_TIMES_REPS=1 takes one new EPS and one re-solve per run instead of three (solves of seconds);
+# NO_CUPY=1 leaves CuPy out.
 #
 # CARRY318: a carry folder of a 3.18 build (make gpu-pack); CARRY326: the plugin, bench_eps and lib/
 # (libpetsc/libslepc 3.26.1) of a build against tools/petsc-cuda.sh's PETSc. One JSON line per run in
@@ -39,10 +42,12 @@ for case in $cases; do
     *) devtype=aijcusparse; [ -f "$mats/$case.csr" ] || "$c318/bench/peers/gen_matrices" "$mats" "$case" >"$out/logs/gen-$case.log" 2>&1 ;;
   esac
   for k in $ks; do
-    common=(-case "$case" -dir "$mats" -k "$k" -tol 1e-8 -user_times)
-    run "cudalanczos-3.18-$case-k$k" "$c318/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos
-    LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-hostmat-$case-k$k" \
-      "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -use_gpu_aware_mpi 0
+    common=(-case "$case" -dir "$mats" -k "$k" -tol 1e-8 -user_times -user_times_reps "${USER_TIMES_REPS:-3}")
+    if [ -z "${DEVICE_MATS_ONLY:-}" ]; then
+      run "cudalanczos-3.18-$case-k$k" "$c318/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos
+      LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-hostmat-$case-k$k" \
+        "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -use_gpu_aware_mpi 0
+    fi
     LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "cudalanczos-3.26-$devtype-$case-k$k" \
       "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos -mat_type "$devtype" -vec_type cuda -use_gpu_aware_mpi 0
     if [ -n "${OURS_VARIANTS:-}" ]; then
@@ -57,7 +62,7 @@ for case in $cases; do
     LD_LIBRARY_PATH="$c326/lib:$c326:${LD_LIBRARY_PATH:-}" run "krylovschur-3.26-$devtype-$case-k$k" \
       "$c326/bench/peers/bench_eps" "${common[@]}" -eps_type krylovschur -mat_type "$devtype" -vec_type cuda -bv_type svec -use_gpu_aware_mpi 0
   done
-  if python3 -c 'import cupy' 2>/dev/null; then
+  if [ -z "${NO_CUPY:-}" ] && python3 -c 'import cupy' 2>/dev/null; then
     timeout 300 python3 "$here/peers.py" --solver eigsh --case "$case" --dir "$mats" --ks "$(echo $ks | tr ' ' ,)" \
       >"$out/logs/cupy-$case.log" 2>&1
     grep '^{' "$out/logs/cupy-$case.log" | sed "s/^{/{\"run\":\"cupy-eigsh-$case\",/" >>"$jsonl"

@@ -276,6 +276,24 @@ private:
     return false;
   }
 
+  // Whether the cycle may end after e columns, before m: once the last missing wanted pairs have
+  // converged two digits beyond tol (a locked pair's residual limits every pair computed after it), as
+  // the single-vector driver's cycles end (lanczos_driver.cpp, end_early). Each block step brought its
+  // coefficients to the host already, so a look costs the small eigenproblem and no wait. Only with the
+  // verification on: a value better than the converged ones may still surface in the rest of the
+  // cycle, and only a verification round would then look for it; the end of the cycle then decides
+  // whether the Ritz values at hand make that round unnecessary (block_may_hide_copies). With few
+  // wanted pairs (the k = 1 a block of 2 is chosen for) this is what keeps a cycle of ncv = nev + 16 b
+  // columns from running all its steps after the pair has converged.
+  bool ends_early(int locked, int e, bool verifying) const
+  {
+    if (!s_.verify || verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
+    const RitzPairs rp = ritz_pairs(locked, e);
+    int newconv = 0;
+    while (newconv < rp.na && rp.err[newconv] < 1e-1 * s_.tol) ++newconv;
+    return locked + newconv >= s_.nev;
+  }
+
   // One block step: W = A V[:, c:c+B] into columns c+B..c+2B-1, orthonormalized against the basis;
   // fills the projected matrix's columns c..c+B-1 and the coupling R below them. Coefficients against
   // the locked columns are dropped (their residuals are below tol: locking). False when the space is
@@ -349,6 +367,7 @@ private:
     bool verifying = false;
     int found = 0;
     std::vector<double> locked_theta, locked_err, theta_all, err_all;
+    LockedResiduals locked_res; // for the residual bounds
     Result r;
     bool exhausted = !start_block();
 
@@ -357,6 +376,7 @@ private:
       while (!exhausted && e + B <= m) {
         exhausted = !block_step(e, locked);
         e += B;
+        if (!exhausted && e + B <= m && ends_early(locked, e, verifying)) break;
       }
       const int steps = (e - top) / B;
       RitzPairs rp = ritz_pairs(locked, e);
@@ -409,6 +429,8 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+        if (s_.translation_map && s_.exact_operator)
+          r.residual_bounds = residual_bounds(locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, ld_);
         sort_converged(b_, r, key);
         return r;
       }
@@ -428,6 +450,7 @@ private:
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
       }
+      locked_res.lock(rp.res, lock);
       for (int i = 0; i < locked + lock; ++i) H(i, i) = locked_theta[i] + s_.shift;
       for (int q = lock; q < keep; ++q) H(locked + q, locked + q) = w[order[q]];
       if (inject) {

@@ -83,6 +83,23 @@ bool certified_complement(const Settings &s, const Callbacks &c, const std::vect
   return p <= kCertificateMissProbability;
 }
 
+void LockedResiduals::lock(const std::vector<double> &res, int count)
+{
+  const double before = std::sqrt(dropped2);
+  for (int q = 0; q < count; ++q) bound.push_back(res[q] + before);
+  for (int q = 0; q < count; ++q) dropped2 += res[q] * res[q];
+}
+
+std::vector<double> residual_bounds(const LockedResiduals &locked, const std::vector<double> &active, double anorm, long products,
+                                    int basis)
+{
+  const double rounding = 64 * eps * anorm * std::sqrt(static_cast<double>(products + basis + 1));
+  std::vector<double> bound;
+  for (double b : locked.bound) bound.push_back(b + rounding);
+  for (double r : active) bound.push_back(r + std::sqrt(locked.dropped2) + rounding);
+  return bound;
+}
+
 double orthogonality(Backend &b, int k)
 {
   double worst = 0;
@@ -104,15 +121,18 @@ void sort_converged(Backend &b, Result &r, const std::function<double(double)> &
   for (int i = 0; i < k; ++i) identity = identity && perm[i] == i;
   if (identity) return;
   std::vector<Scalar> P(static_cast<std::size_t>(k) * k, Scalar(0));
-  std::vector<double> ev(k), er(k);
+  const bool bounds = r.residual_bounds.size() >= static_cast<std::size_t>(k);
+  std::vector<double> ev(k), er(k), bd(bounds ? k : 0);
   for (int j = 0; j < k; ++j) {
     P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
     ev[j] = r.eigenvalues[perm[j]];
     er[j] = r.errors[perm[j]];
+    if (bounds) bd[j] = r.residual_bounds[perm[j]];
   }
   b.rotate(k, k, P.data(), k);
   std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
   std::copy(er.begin(), er.end(), r.errors.begin());
+  std::copy(bd.begin(), bd.end(), r.residual_bounds.begin());
 }
 
 std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std::vector<double> &theta)

@@ -118,6 +118,30 @@ CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhaus
 void all_approximations(const Settings &s, const std::vector<double> &locked_theta, const std::vector<double> &locked_err,
                         const RitzPairs &rp, std::vector<double> &theta, std::vector<double> &err);
 
+/// Upper bounds on the true residuals ||A x - theta x|| of the returned pairs, from the Lanczos relation
+/// A V = V S + f e^T + E of a thick-restart solve. A pair's own Lanczos residual (|beta y_last|, or
+/// ||R y_last||: the f term) is exact in it; E holds what locking dropped and rounding. Locking drops a
+/// locked pair's coupling to the basis from S (it is that pair's residual r_i), so a Ritz vector x
+/// computed after that carries sum_i x_i (r_i^H x) more, at most sqrt(sum_i ||r_i||^2) over the pairs
+/// locked before it; a locked pair's vector is final, so pairs locked after it do not touch its residual.
+/// The drivers keep, per locked pair, its residual plus that sum at its locking (LockedResiduals);
+/// `active` holds the Lanczos residuals of the returned pairs that were not locked, which every drop
+/// reached. Rounding adds at most 64 eps ||A|| sqrt(products + basis) (full reorthogonalization drops
+/// only rounding-level coefficients; partial reorthogonalization's larger ones are already in the
+/// residuals, raised to its residual floor). For a matrix applied to rounding only: an inexact operator
+/// (an inner solve) is outside the relation and keeps the product check. Returns the locked pairs'
+/// bounds, then the active ones', in the order given.
+struct LockedResiduals {
+  std::vector<double> bound; ///< per locked pair: its residual + sqrt(dropped2 when it was locked)
+  double dropped2 = 0;       ///< sum of the squared residuals of the pairs locked so far
+  /// Records the pairs locked at one restart (their residuals `res`, in locking order): each is bounded by
+  /// the drops of earlier restarts only.
+  void lock(const std::vector<double> &res, int count);
+  void clear() { bound.clear(), dropped2 = 0; }
+};
+std::vector<double> residual_bounds(const LockedResiduals &locked, const std::vector<double> &active, double anorm, long products,
+                                    int basis);
+
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 

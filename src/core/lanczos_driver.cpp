@@ -514,6 +514,7 @@ private:
     bool verifying = false;
     int found = 0; // wanted values found in the current verification round
     std::vector<double> locked_theta, locked_err;
+    detail::LockedResiduals locked_res; // for the residual bounds
     Result r;
     std::vector<double> theta_all, err_all;
 
@@ -616,6 +617,7 @@ private:
         std::fill(S_.begin(), S_.end(), 0.0);
         locked_theta.clear();
         locked_err.clear();
+        locked_res.clear();
         locked = start = 0;
         verifying = false;
         found = 0;
@@ -675,6 +677,8 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+        if (s_.translation_map && s_.exact_operator)
+          r.residual_bounds = detail::residual_bounds(locked_res, std::vector<double>(res.begin(), res.begin() + keep), anorm_, matvecs_, m_);
         detail::sort_converged(b_, r, key);
         orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
         return r;
@@ -693,6 +697,7 @@ private:
         locked_theta.push_back(w[order[q]] - s_.shift);
         locked_err.push_back(err[q]);
       }
+      locked_res.lock(res, lock);
       for (int i = 0; i < locked + lock; ++i) S(i, i) = locked_theta[i] + s_.shift;
       if (inject) {
         if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
@@ -974,6 +979,7 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     second.matvecs_check += r.matvecs_check;
     second.operator_passes += r.operator_passes;
     second.residuals_checked += r.residuals_checked;
+    second.residuals_proven += r.residuals_proven;
     second.residual_rejected += r.residual_rejected;
     second.residual_retries = 1;
     r = std::move(second);

@@ -90,9 +90,20 @@ Callbacks scaled_callbacks(const Callbacks &user, int e, bool translation_map)
 void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int block, Result &r)
 {
   const int k = r.nconv, returned = static_cast<int>(r.eigenvalues.size());
-  r.residuals_checked = k;
+  r.residuals_checked = 0;
+  r.residuals_proven = 0;
   r.residual_rejected = 0;
   if (k <= 0) return;
+  // A pair whose proven bound meets tol needs no product (Result::residual_bounds); its error stays the
+  // driver's estimate, which the bound is above.
+  std::vector<char> pass(static_cast<std::size_t>(k), 0), proven(static_cast<std::size_t>(k), 0);
+  if (r.residual_bounds.size() >= static_cast<std::size_t>(k))
+    for (int i = 0; i < k; ++i) {
+      const double bound = r.residual_bounds[i];
+      proven[i] = pass[i] = std::isfinite(bound) && c.error(r.eigenvalues[i], bound) < s.tol;
+    }
+  r.residuals_proven = static_cast<int>(std::count(proven.begin(), proven.end(), 1));
+  r.residuals_checked = k - r.residuals_proven;
   // The products go to the columns after the returned vectors: at least three are free (the drivers'
   // basis_columns_needed keeps a residual direction and two work columns, or a residual block).
   const int room = b.basis_columns() - returned;
@@ -101,9 +112,13 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
   // an interleaved copy of the block (kernels::csr_spmm), whose scratch is kept to kResidualBlock columns;
   // block steps keep their own block size (the shape their products were prepared for).
   const int chunk = std::max(1, std::min({block > 1 ? block : kResidualBlock, room, k}));
-  std::vector<char> pass(static_cast<std::size_t>(k), 0);
-  for (int i0 = 0; i0 < k; i0 += chunk) {
-    const int count = std::min(chunk, k - i0);
+  for (int i0 = 0; i0 < k;) {
+    if (proven[i0]) {
+      ++i0;
+      continue;
+    }
+    int count = 1; // a run of consecutive pairs to check, at most a chunk
+    while (count < chunk && i0 + count < k && !proven[i0 + count]) ++count;
     b.apply_operator_block(i0, returned, count);
     r.matvecs += count;
     r.matvecs_check += count;
@@ -121,6 +136,7 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
       r.errors[i] = err;
       pass[i] = err < s.tol;
     }
+    i0 += count;
   }
   // The converged pairs are the leading ones, best first by `which`: a pair that fails leaves a gap,
   // and the passing pairs after it are not counted either, so that the nconv pairs returned are the

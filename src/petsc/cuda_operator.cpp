@@ -450,7 +450,10 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
   PetscMPIInt      size;
   PetscBool        dense = PETSC_FALSE, use_cuda = PETSC_FALSE;
   Mat              A;
-  const PetscInt   b = 4;
+  // 4 from nev 10 (2026-11-30-h200-block.md); 2 below, where a single vector's verification round costs as
+  // many products as the solve itself and a block of 2 makes it unnecessary (host counts, dense 2048: 22
+  // products at nev 1 -> 8 passes of 2, 278 at nev 4 -> 125).
+  const PetscInt   b = eps->nev >= 10 ? 4 : 2;
 
   PetscFunctionBegin;
   ctx->block_eff  = 1;
@@ -459,7 +462,7 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
   // apply a block column by column, so blocks would only add orthogonalization there).
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
   if (ctx->variant != EPS_CUDALANCZOS_THICK_RESTART || (ctx->reorthog_set && ctx->reorthog != EPS_CUDALANCZOS_REORTHOG_FULL) || !isshift || size != 1 ||
-      eps->nev < 10 || eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
+      eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
     PetscFunctionReturn(0);
   PetscCall(STGetMatrix(eps->st, 0, &A));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));

@@ -27,6 +27,16 @@ const char *const EPSCUDALanczosKernelsTypes[] = {"default", "custom", "vendor",
 
 PetscLogEvent EPS_CUDALanczos_Setup = 0, EPS_CUDALanczos_Upload = 0, EPS_CUDALanczos_Iterate = 0, EPS_CUDALanczos_Vectors = 0;
 
+// Composed data on a Mat: the ||A|| estimate a solve measured (EPSSolve_CUDALanczos), registered on first use.
+static PetscInt EPS_CUDALanczos_NormId = -1;
+
+static PetscErrorCode EPSCUDALanczosNormId(void)
+{
+  PetscFunctionBegin;
+  if (EPS_CUDALanczos_NormId < 0) PetscCall(PetscObjectComposedDataRegister(&EPS_CUDALanczos_NormId));
+  PetscFunctionReturn(0);
+}
+
 void STOperator::operator()(const PetscScalar *xa, PetscScalar *ya) const
 {
   // A PETSc error inside becomes an exception: the driver is C++, and PetscCallCXX at the boundary
@@ -358,9 +368,6 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
-  // s.norm_estimate stays 0: the driver measures ||A|| with one product on the backend (a device
-  // product where the matrix is on the device) rather than a host pass over the matrix (MatNorm) that
-  // every new EPS would pay; its scaling dead zone [2^-256, 2^256] needs the norm within far less.
   { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs.
     // Not with a B: the certificate's probability bound is for a start vector uniform on the unit sphere
     // of the inner product the operator is self-adjoint in; our start vector's components in B's
@@ -369,6 +376,39 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscBool isshift;
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
     s.translation_map = isshift && !ipmat ? true : false;
+  }
+  { // The true-residual check may take the Lanczos relation's proof (Result::residual_bounds) only for an
+    // assembled matrix, whose product is exact to rounding; a shell may hide an inner solve or anything
+    // else that is not a fixed matrix, and keeps a product per converged pair.
+    Mat       A;
+    PetscBool assembled;
+    PetscCall(STGetMatrix(eps->st, 0, &A));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &assembled, MATSEQAIJ, MATMPIAIJ, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQBAIJ, MATMPIBAIJ,
+                                        MATSEQSBAIJ, MATMPISBAIJ, MATSEQDENSE, MATMPIDENSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
+    s.exact_operator = assembled ? true : false;
+  }
+  // The norm estimate: the driver measures ||A|| with one product on the backend (a device product where
+  // the matrix is on the device) rather than a host pass over the matrix (MatNorm) that every new EPS
+  // would pay; its scaling dead zone [2^-256, 2^256] needs the norm within far less. The measured value
+  // is composed on the matrix, valid while its state is unchanged (PETSc's cached-norm mechanism): a
+  // re-solve, or a new EPS on the same Mat, takes it and saves the product. Only where the backend
+  // applies the assembled matrix itself (STSHIFT with no B: A, or A - sigma I with sigma = 0 where the
+  // ST applies it); a factor of sqrt(n) either way would not change the scaling.
+  Mat       norm_mat = nullptr;
+  PetscBool norm_cached = PETSC_FALSE;
+  {
+    PetscScalar sigma;
+    PetscCall(STGetShift(eps->st, &sigma));
+    if (s.translation_map && s.exact_operator && (PetscAbsScalar(sigma) == 0 || ctx->shift != 0)) {
+      PetscReal nrm = 0;
+      PetscCall(STGetMatrix(eps->st, 0, &norm_mat));
+      PetscCall(EPSCUDALanczosNormId());
+      // The macro reads the Mat's arrays at the id: only where they reach it (they grow when data is set).
+      if (((PetscObject)norm_mat)->real_idmax > EPS_CUDALanczos_NormId)
+        PetscCall(PetscObjectComposedDataGetReal((PetscObject)norm_mat, EPS_CUDALanczos_NormId, nrm, norm_cached));
+      if (norm_cached && nrm > 0) s.norm_estimate = (double)nrm;
+      else norm_cached = PETSC_FALSE;
+    }
   }
 
   cb.error = [&](double theta, double res) {
@@ -612,8 +652,12 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->block_used    = result.block_size;
   ctx->scale_exponent = result.scale_exponent;
   ctx->norm_estimate = result.norm_estimate;
+  ctx->norm_reused   = norm_cached;
+  if (norm_mat && !norm_cached && result.norm_estimate > 0)
+    PetscCall(PetscObjectComposedDataSetReal((PetscObject)norm_mat, EPS_CUDALanczos_NormId, (PetscReal)result.norm_estimate));
   ctx->residuals_checked = result.residuals_checked;
   ctx->residual_rejected = result.residual_rejected;
+  ctx->residuals_proven  = result.residuals_proven;
   ctx->residual_retries  = result.residual_retries;
   ctx->last_reason   = (int)result.reason;
   ctx->solved        = PETSC_TRUE;
@@ -725,7 +769,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   if (!thesis) PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplicity verification: %s\n", ctx->verify ? "on" : "off"));
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
-                                     ctx->block_auto ? " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU, nev >= 10)" : ""));
+                                     ctx->block_auto ? " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU: 2 vectors below nev 10, 4 from nev 10)" : ""));
   if (!thesis && ctx->ncv_limit > eps->ncv)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  basis may grow from ncv %" PetscInt_FMT " to %" PetscInt_FMT " columns when convergence is slow\n", eps->ncv, ctx->ncv_limit));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
@@ -782,9 +826,13 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                        "  operator scaled by 2^%d for the last solve: its norm estimate %g (from a product) lies outside [2^-256, 2^256], where "
                                        "squared norms are safe; eigenvalues scaled back\n",
                                        ctx->scale_exponent, ctx->norm_estimate));
+    if (ctx->norm_reused)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  norm estimate %g reused from the matrix (unchanged since a solve measured it): no product\n", ctx->norm_estimate));
     if (!thesis) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  true residuals checked: %d converged pairs, %d failed the convergence test and were not counted\n",
                                        ctx->residuals_checked, ctx->residual_rejected));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residuals proven without a product: %d converged pairs (Lanczos residual + dropped couplings + rounding below tol)\n",
+                                       ctx->residuals_proven));
       if (ctx->residual_retries)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  after the check left fewer than nev the solve went on, locking pairs only two digits beyond tol\n"));
     }

@@ -533,10 +533,11 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
    (EPSCUDALanczosSetNcvMax()). A problem too small for ncv + b columns is solved with single-vector
    steps, which -eps_view reports.
 
-   Left to the solver, the block size is 4 for a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows solved
-   on one GPU with STSHIFT, nev >= 10, ncv left to the solver and the reorthogonalization left to it or full, and 1
-   otherwise: on an H200, block 4 took dense 12288 and 32768 at nev = 10 and 50 1.5-1.8 times faster
-   than single-vector steps, and was slower for nev = 1 and on sparse matrices. -eps_view says when the
+   Left to the solver, the block size for a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows solved
+   on one GPU with STSHIFT, ncv left to the solver and the reorthogonalization left to it or full is 4 from nev = 10
+   and 2 below, and 1 otherwise: on an H200, block 4 took dense 12288 and 32768 at nev = 10 and 50 1.5-1.8 times
+   faster than single-vector steps, and block 2 took dense 12288 at nev = 1 from 7.2 to 2.5 ms (its block space
+   makes the multiplicity verification unnecessary); both were slower on sparse matrices. -eps_view says when the
    solver chose it. EPSCUDALanczosGetBlockSize() returns the block size in effect (after EPSSetUp()).
 
    Level: intermediate

@@ -116,18 +116,22 @@ struct EPS_CUDALANCZOS {
   double      orthogonality = 0;
   int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
   double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
+  PetscBool   norm_reused = PETSC_FALSE; // taken from the Mat (composed by an earlier solve), not measured
   int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
+  int         residuals_proven = 0; // converged pairs whose bound met tol (no product)
   int         last_reason = 0;          // cudalanczos::Reason of the last solve
 };
 
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
 /// when there is none or CUDA support was not compiled in).
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
-/// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize): 4 for a dense
-/// matrix of at least kAutoBlockRows rows on one GPU with STSHIFT, nev >= 10 and ncv left to the solver,
-/// else 1. Measured on an H200 (bench/results/2026-11-30-h200-block.md): block 4 took dense 12288 and
-/// 32768 at k = 10 and 50 1.5-1.8x faster, and lost at k = 1 and on sparse matrices. Sets ctx->block_eff
-/// and ctx->block_auto. Collective.
+/// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize): for a dense matrix
+/// of at least kAutoBlockRows rows on one GPU with STSHIFT and ncv left to the solver, 4 from nev 10 and 2
+/// below; else 1. Measured on an H200: block 4 took dense 12288 and 32768 at k = 10 and 50 1.5-1.8x faster
+/// (bench/results/2026-11-30-h200-block.md); block 2 took dense 12288 at k = 1 from 7.2 to 2.5 ms, its
+/// block space sparing the verification round (2026-12-02-h200-operator-counts.md). Blocks lose on sparse
+/// matrices (power law at k = 1, block 2: 21.9 against 19.8 ms). Sets ctx->block_eff and ctx->block_auto.
+/// Collective.
 PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift);
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"

@@ -168,6 +168,12 @@ void check_solution(const Dense &A, const Settings &s, const Solved &sol)
     EXPECT_LE(std::sqrt(res2), std::max(10 * s.tol * std::abs(theta), floor))
         << "true residual of pair " << i << " (theta " << theta << ", estimate " << r.errors[i]
         << ", relative " << rel << ")";
+    // Where the driver proved residuals (Result::residual_bounds), each bound must hold (up to this
+    // computation's own rounding).
+    if (r.residual_bounds.size() == r.eigenvalues.size()) {
+      EXPECT_LE(std::sqrt(res2), r.residual_bounds[i] + 4 * std::sqrt(static_cast<double>(n)) * eps * anorm)
+          << "pair " << i << " broke its proven residual bound (theta " << theta << ")";
+    }
   }
 
   // Orthonormality of the returned vectors.

@@ -351,51 +351,56 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
   {
-    /* The solver's own block size: 4 for a dense matrix of at least 8192 rows solved on one GPU with
-       nev >= 10 (-eps_view says it chose it), else 1. Without a GPU, or on several ranks, a dense 300 must
-       get 1; with one, the dense 8192 gets 4 and agrees with the same solve in single-vector steps. */
+    /* The solver's own block size for a dense matrix of at least 8192 rows solved on one GPU (-eps_view
+       says it chose it): 4 from nev 10, 2 below; else 1. Without a GPU, or on several ranks, a dense 300
+       must get 1; with one, the dense 8192 gets 4 at nev 10 and 2 at nev 1, and agrees with the same
+       solve in single-vector steps. */
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
     const PetscBool gpu = (PetscBool)(has_cuda_device && size == 1);
     const PetscInt  n   = gpu ? 8192 : 300;
     Mat             A;
-    PetscReal       eig[2][10], res[2] = {0, 0};
-    PetscInt        bs[2] = {0, 0}, nconv[2] = {0, 0};
-    PetscBool       chosen = PETSC_FALSE;
-    char            detail[256];
     PetscCall(BuildMatrix(DENSE_UNIFORM, n, &A));
-    for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
-      EPS eps;
-      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
-      PetscCall(EPSSetDimensions(eps, 10, PETSC_DETERMINE, PETSC_DETERMINE));
-      PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
-      PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
-      if (forced) PetscCall(EPSCUDALanczosSetBlockSize(eps, 1));
-      PetscCall(EPSSolve(eps));
-      PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs[forced]));
-      if (!forced) PetscCall(ViewLine(eps, "vectors per step (chosen", NULL, 0, &chosen));
-      PetscCall(EPSGetConverged(eps, &nconv[forced]));
-      for (PetscInt i = 0; i < PetscMin(nconv[forced], 10); ++i) {
-        PetscScalar k;
-        PetscReal   err;
-        PetscCall(EPSGetEigenpair(eps, i, &k, NULL, NULL, NULL));
-        eig[forced][i] = PetscRealPart(k);
-        PetscCall(EPSComputeError(eps, i, EPS_ERROR_RELATIVE, &err));
-        res[forced] = PetscMax(res[forced], err);
+    for (int nevcase = 0; nevcase < 2; ++nevcase) {
+      const PetscInt nev = nevcase == 0 ? 10 : 1, expect = nev >= 10 ? 4 : 2;
+      PetscReal      eig[2][10], res[2] = {0, 0};
+      PetscInt       bs[2] = {0, 0}, nconv[2] = {0, 0};
+      PetscBool      chosen = PETSC_FALSE;
+      char           detail[256], name[160];
+      for (int forced = 0; forced <= (gpu ? 1 : 0); ++forced) {
+        EPS eps;
+        PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+        PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
+        PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+        PetscCall(EPSSetTolerances(eps, 1e-10, 5000));
+        if (forced) PetscCall(EPSCUDALanczosSetBlockSize(eps, 1));
+        PetscCall(EPSSolve(eps));
+        PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs[forced]));
+        if (!forced) PetscCall(ViewLine(eps, "vectors per step (chosen", NULL, 0, &chosen));
+        PetscCall(EPSGetConverged(eps, &nconv[forced]));
+        for (PetscInt i = 0; i < PetscMin(nconv[forced], nev); ++i) {
+          PetscScalar k;
+          PetscReal   err;
+          PetscCall(EPSGetEigenpair(eps, i, &k, NULL, NULL, NULL));
+          eig[forced][i] = PetscRealPart(k);
+          PetscCall(EPSComputeError(eps, i, EPS_ERROR_RELATIVE, &err));
+          res[forced] = PetscMax(res[forced], err);
+        }
+        PetscCall(EPSDestroy(&eps));
       }
-      PetscCall(EPSDestroy(&eps));
-    }
-    if (!gpu) {
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "n %" PetscInt_FMT ", block size %" PetscInt_FMT ", chosen line %s, nconv %" PetscInt_FMT ", residual %.2e",
-                              n, bs[0], chosen ? "printed" : "absent", nconv[0], (double)res[0]));
-      PetscCall(Check((PetscBool)(bs[0] == 1 && !chosen && nconv[0] >= 10 && res[0] < 1e-8), "left to the solver: block size 1 below 8192 rows or off the GPU", detail));
-    } else {
-      PetscReal diff = 0;
-      for (PetscInt i = 0; i < 10; ++i) diff = PetscMax(diff, PetscAbsReal(eig[0][i] - eig[1][i]) / PetscAbsReal(eig[1][i]));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "block size %" PetscInt_FMT " (forced %" PetscInt_FMT "), chosen line %s, nconv %" PetscInt_FMT "/%" PetscInt_FMT ", residuals %.2e/%.2e, max rel diff %.2e",
-                              bs[0], bs[1], chosen ? "printed" : "absent", nconv[0], nconv[1], (double)res[0], (double)res[1], (double)diff));
-      PetscCall(Check((PetscBool)(bs[0] == 4 && bs[1] == 1 && chosen && nconv[0] >= 10 && nconv[1] >= 10 && res[0] < 1e-8 && res[1] < 1e-8 && diff < 1e-9),
-                      "left to the solver: block size 4 for a dense 8192 on the GPU, same eigenvalues as single-vector steps", detail));
+      if (!gpu) {
+        PetscCall(PetscSNPrintf(detail, sizeof(detail), "n %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ", chosen line %s, nconv %" PetscInt_FMT ", residual %.2e",
+                                n, nev, bs[0], chosen ? "printed" : "absent", nconv[0], (double)res[0]));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "left to the solver, nev %" PetscInt_FMT ": block size 1 below 8192 rows or off the GPU", nev));
+        PetscCall(Check((PetscBool)(bs[0] == 1 && !chosen && nconv[0] >= nev && res[0] < 1e-8), name, detail));
+      } else {
+        PetscReal diff = 0;
+        for (PetscInt i = 0; i < nev; ++i) diff = PetscMax(diff, PetscAbsReal(eig[0][i] - eig[1][i]) / PetscAbsReal(eig[1][i]));
+        PetscCall(PetscSNPrintf(detail, sizeof(detail), "block size %" PetscInt_FMT " (forced %" PetscInt_FMT "), chosen line %s, nconv %" PetscInt_FMT "/%" PetscInt_FMT ", residuals %.2e/%.2e, max rel diff %.2e",
+                                bs[0], bs[1], chosen ? "printed" : "absent", nconv[0], nconv[1], (double)res[0], (double)res[1], (double)diff));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "left to the solver: block size %" PetscInt_FMT " for a dense 8192 on the GPU at nev %" PetscInt_FMT ", same eigenvalues as single-vector steps", expect, nev));
+        PetscCall(Check((PetscBool)(bs[0] == expect && bs[1] == 1 && chosen && nconv[0] >= nev && nconv[1] >= nev && res[0] < 1e-8 && res[1] < 1e-8 && diff < 1e-9), name, detail));
+      }
     }
     PetscCall(MatDestroy(&A));
   }
@@ -628,6 +633,52 @@ int main(int argc, char **argv)
       PetscCall(Check((PetscBool)(right && grows && found && used > 16 && used <= 48 && limit == (mode == 0 ? PETSC_DEFAULT : PETSC_DECIDE)),
                       mode == 0 ? "default ncv: the basis grows on a clustered end, -eps_view says how far" : "EPSCUDALanczosSetNcvMax(PETSC_DECIDE) is the default", detail));
     else PetscCall(Check((PetscBool)(right && !grows && !found && limit == (mode == 2 ? 16 : PETSC_DEFAULT)), mode == 1 ? "ncv given: the basis stays at ncv" : "EPSCUDALanczosSetNcvMax(ncv): the basis stays at ncv", detail));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* The norm estimate's product: a re-solve on an unchanged Mat reuses the estimate composed on it (one
+     product fewer, -eps_view says so, the same eigenvalue); once the Mat changes (MatScale by 2^600, far
+     outside the unscaled range) it is measured again, and the solve scales into range and is right. An
+     assembled matrix: the true residuals are proven without a product (the proven line counts the pair). */
+  {
+    const PetscInt n = 300;
+    Mat            A;
+    EPS            eps;
+    int            mv[3] = {0, 0, 0}, proven = -1;
+    PetscBool      reused[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE}, found;
+    PetscReal      eig[3] = {0, 0, 0};
+    char           text[256], detail[320];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
+    PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+    PetscCall(EPSSetTolerances(eps, 1e-9, 100000));
+    for (int solve = 0; solve < 3; ++solve) {
+      PetscInt nconv;
+      if (solve == 2) PetscCall(MatScale(A, PetscPowReal(2.0, 600)));
+      if (solve > 0) PetscCall(EPSSetOperators(eps, A, NULL)); /* what makes EPSSolve solve again */
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSGetConverged(eps, &nconv));
+      if (nconv > 0) {
+        PetscScalar e;
+        PetscCall(EPSGetEigenvalue(eps, 0, &e, NULL));
+        eig[solve] = PetscRealPart(e);
+      }
+      /* two spaces: not the CUDA backend's "uploaded by the last solve: N" line */
+      PetscCall(ViewLine(eps, "  last solve: ", text, sizeof(text), &found));
+      if (found) sscanf(text, "  last solve: %d operator applications", &mv[solve]);
+      PetscCall(ViewLine(eps, "reused from the matrix", NULL, 0, &reused[solve]));
+      if (solve == 0) {
+        PetscCall(ViewLine(eps, "true residuals proven without a product: ", text, sizeof(text), &found));
+        if (found) sscanf(text, "true residuals proven without a product: %d", &proven);
+      }
+    }
+    const PetscReal exact = 2 - 2 * PetscCosReal(PETSC_PI * n / (n + 1)), scaled = PetscPowReal(2.0, 600) * exact;
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "products %d, %d, %d; reused %d %d %d; proven %d; eig %.12g %.12g %.6e (exact %.12g, %.6e)", mv[0], mv[1], mv[2],
+                            (int)reused[0], (int)reused[1], (int)reused[2], proven, (double)eig[0], (double)eig[1], (double)eig[2], (double)exact, (double)scaled));
+    PetscCall(Check((PetscBool)(!reused[0] && reused[1] && mv[1] == mv[0] - 1 && eig[1] == eig[0] && PetscAbsReal(eig[0] - exact) <= 1e-8 * exact && proven >= 1),
+                    "re-solve on an unchanged Mat: the norm estimate reused (one product fewer, same eigenvalue); residual proven", detail));
+    PetscCall(Check((PetscBool)(!reused[2] && PetscAbsReal(eig[2] - scaled) <= 1e-8 * scaled), "a changed Mat (scaled by 2^600): the norm measured again, the eigenvalue right", detail));
     PetscCall(EPSDestroy(&eps));
     PetscCall(MatDestroy(&A));
   }
