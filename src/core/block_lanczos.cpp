@@ -429,7 +429,7 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-        if (s_.translation_map && s_.exact_operator)
+        if (s_.exact_operator)
           r.residual_bounds = residual_bounds(locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, ld_);
         sort_converged(b_, r, key);
         return r;

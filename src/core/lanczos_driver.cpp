@@ -677,7 +677,7 @@ private:
         r.nconv = std::min(nconv, kcols);
         r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-        if (s_.translation_map && s_.exact_operator)
+        if (s_.exact_operator)
           r.residual_bounds = detail::residual_bounds(locked_res, std::vector<double>(res.begin(), res.begin() + keep), anorm_, matvecs_, m_);
         detail::sort_converged(b_, r, key);
         orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));

@@ -61,9 +61,9 @@ struct Settings {
   /// LargestAlgebraic, SmallestAlgebraic and LargestMagnitude are then ends of the operator's spectrum,
   /// and a verification round may end on a probabilistic certificate (docs/algorithm.md).
   bool translation_map = true;
-  /// The backend applies a fixed matrix, exact up to rounding (an assembled matrix, not an inner solve or
-  /// a user's shell). With translation_map, the true-residual check then takes each pair's proven bound
-  /// (Result::residual_bounds) where that meets tol and computes only the others.
+  /// The backend applies a fixed linear operator, exact up to rounding (an assembled matrix, or a direct
+  /// solve with one; not an iterative inner solve or a user's shell). The true-residual check then takes
+  /// each pair's proven bound (Result::residual_bounds) where that meets tol and computes only the others.
   bool exact_operator = true;
   /// An estimate of ||A||, the norm of the operator the backend applies (a factor of sqrt(n) either way
   /// is fine: only its binary exponent matters), or 0 when unknown: solve() then measures ||A v|| for a
@@ -141,7 +141,7 @@ struct Result {
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz
 /// vectors in the order of `eigenvalues`. Before a pair counts as converged, its true residual
 /// ||A x - theta x|| must pass Callbacks::error < tol: proven by Result::residual_bounds where the
-/// operator is a fixed matrix (Settings::translation_map and exact_operator), otherwise computed (one product per pair,
+/// operator is exact to rounding (Settings::exact_operator), otherwise computed (one product per pair,
 /// in blocks); a pair that fails is moved after the converged ones (Result::residual_rejected). Throws
 /// cudalanczos::Error on invalid settings or when the operator produces NaN/Inf.
 Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks);

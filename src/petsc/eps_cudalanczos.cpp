@@ -378,14 +378,33 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     s.translation_map = isshift && !ipmat ? true : false;
   }
   { // The true-residual check may take the Lanczos relation's proof (Result::residual_bounds) only for an
-    // assembled matrix, whose product is exact to rounding; a shell may hide an inner solve or anything
-    // else that is not a fixed matrix, and keeps a product per converged pair.
-    Mat       A;
-    PetscBool assembled;
-    PetscCall(STGetMatrix(eps->st, 0, &A));
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &assembled, MATSEQAIJ, MATMPIAIJ, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQBAIJ, MATMPIBAIJ,
-                                        MATSEQSBAIJ, MATMPISBAIJ, MATSEQDENSE, MATMPIDENSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
-    s.exact_operator = assembled ? true : false;
+    // operator applied exactly to rounding: assembled matrices (a shell may hide an inner solve or anything
+    // else that is not a fixed matrix), and, where the ST solves (a B, STSINVERT, STCAYLEY), a direct
+    // solve (KSPPREONLY with PCLU or PCCHOLESKY: the same factors every time). An iterative KSP's products
+    // are only as exact as its tolerance, and keep a product per converged pair.
+    PetscInt  nmat;
+    PetscBool exact = PETSC_TRUE;
+    PetscCall(STGetNumMatrices(eps->st, &nmat));
+    for (PetscInt i = 0; i < nmat && exact; ++i) {
+      Mat M;
+      PetscCall(STGetMatrix(eps->st, i, &M));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &exact, MATSEQAIJ, MATMPIAIJ, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQBAIJ, MATMPIBAIJ,
+                                          MATSEQSBAIJ, MATMPISBAIJ, MATSEQDENSE, MATMPIDENSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
+    }
+    PetscBool known_st;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)eps->st, &known_st, STSHIFT, STSINVERT, STCAYLEY, ""));
+    if (!known_st) exact = PETSC_FALSE; // a shell ST (or any other) applies what it likes
+    if (exact && !s.translation_map) {  // the operator solves with the ST's KSP
+      KSP       ksp;
+      PC        pc;
+      PetscBool preonly, factor;
+      PetscCall(STGetKSP(eps->st, &ksp));
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPPREONLY, &preonly));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &factor, PCLU, PCCHOLESKY, ""));
+      exact = preonly && factor ? PETSC_TRUE : PETSC_FALSE;
+    }
+    s.exact_operator = exact ? true : false;
   }
   // The norm estimate: the driver measures ||A|| with one product on the backend (a device product where
   // the matrix is on the device) rather than a host pass over the matrix (MatNorm) that every new EPS
