@@ -365,6 +365,17 @@ std::unique_ptr<HostBackend> diagonal_with_planted_vectors(int n, int count)
   return b;
 }
 
+// A converged Result with these values and errors, as a driver hands it to the check.
+Result converged_result(int nconv, Vec eigenvalues, Vec errors)
+{
+  Result r;
+  r.reason = Reason::Converged;
+  r.nconv = nconv;
+  r.eigenvalues = std::move(eigenvalues);
+  r.errors = std::move(errors);
+  return r;
+}
+
 // The check on a planted result: unit eigenvectors of diag(1..n) with one value wrong. The wrong pair
 // is not counted, keeps its place and its vector, and its error is its true one.
 TEST(ResidualCheck, PlantedWrongPairIsRejected)
@@ -372,11 +383,7 @@ TEST(ResidualCheck, PlantedWrongPairIsRejected)
   const int n = 23;
   const auto planted = diagonal_with_planted_vectors(n, 4);
   HostBackend &b = *planted;
-  Result r;
-  r.reason = Reason::Converged;
-  r.nconv = 3;
-  r.eigenvalues = {23, 22, 21.5, 20}; // the third is wrong (21); the fourth is not counted converged
-  r.errors = {0, 0, 0, 0.5};
+  Result r = converged_result(3, {23, 22, 21.5, 20}, {0, 0, 0, 0.5}); // the third is wrong (21); the fourth is not counted converged
   Settings s;
   s.nev = 3, s.tol = 1e-10;
   detail::check_residuals(b, s, detail::with_defaults({}, s), 2, r);
@@ -406,11 +413,7 @@ TEST(ResidualCheck, FailingWantedPairLeavesNoGap)
   const int n = 19;
   const auto planted = diagonal_with_planted_vectors(n, 4);
   HostBackend &b = *planted;
-  Result r;
-  r.reason = Reason::Converged;
-  r.nconv = 4;
-  r.eigenvalues = {19, 17.5, 17, 16}; // the second is wrong (18: its vector with 17.5); 17 and 16 are right
-  r.errors = {0, 0, 0, 0};
+  Result r = converged_result(4, {19, 17.5, 17, 16}, {0, 0, 0, 0}); // the second is wrong (18: its vector with 17.5); 17 and 16 are right
   Settings s;
   s.nev = 3, s.tol = 1e-10;
   detail::check_residuals(b, s, detail::with_defaults({}, s), 4, r);
@@ -485,11 +488,7 @@ TEST(ResidualCheck, ProvenPairsSkipTheirProduct)
   const int n = 23;
   const auto planted = diagonal_with_planted_vectors(n, 5);
   HostBackend &b = *planted;
-  Result r;
-  r.reason = Reason::Converged;
-  r.nconv = 5;
-  r.eigenvalues = {23, 22, 21.5, 20, 19}; // the third is wrong (21)
-  r.errors = {0, 0, 0, 0, 0};
+  Result r = converged_result(5, {23, 22, 21.5, 20, 19}, {0, 0, 0, 0, 0}); // the third is wrong (21)
   r.residual_bounds = {1e-12, 1, 1, 1e-12, 1}; // the 2nd and 3rd unproven (one run), the 5th too
   Settings s;
   s.nev = 3, s.tol = 1e-10;
