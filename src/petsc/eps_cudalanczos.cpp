@@ -425,8 +425,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       // The macro reads the Mat's arrays at the id: only where they reach it (they grow when data is set).
       if (((PetscObject)norm_mat)->real_idmax > EPS_CUDALanczos_NormId)
         PetscCall(PetscObjectComposedDataGetReal((PetscObject)norm_mat, EPS_CUDALanczos_NormId, nrm, norm_cached));
-      if (norm_cached && nrm > 0) s.norm_estimate = (double)nrm;
-      else norm_cached = PETSC_FALSE;
+      if (!(nrm > 0)) norm_cached = PETSC_FALSE;
+      // Every rank takes the same path: measuring is a product and a reduction, and a Mat's state is kept
+      // per process (a rank whose state moved alone must not leave the others waiting in the reduction).
+      PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &norm_cached, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, comm));
+      if (norm_cached) s.norm_estimate = (double)nrm;
     }
   }
 
