@@ -259,8 +259,9 @@ private:
   // behind the best by at most 1 / sigma_min(P_E X) (the filter polynomial is the same on E), a factor
   // above 1e4 with probability of order 1e-8 for a random d x B block with d > B (P(sigma_min < t) is
   // about t^(d-B+1)). So when the wanted value has converged to tol, its copies in the space have
-  // converged to sqrt(tol) but for that chance, the certificate's own. Counting every unconverged Ritz value within its residual ran the round on dense
-  // 12288 at k = 10 (the semicircle's edge, values 0.05 apart), 412 of 1265 products, for nothing.
+  // converged to sqrt(tol) but for that chance, the certificate's own. Counting every unconverged Ritz
+  // value within its residual ran the round on dense 12288 at k = 10 (the semicircle's edge, values 0.05
+  // apart), 412 of 1265 products, for nothing.
   bool block_may_hide_copies(const RitzPairs &rp, const std::vector<double> &locked_theta) const
   {
     std::vector<double> conv(locked_theta), value(locked_theta), reach; // eigenvalues as reported (minus the shift)
@@ -287,9 +288,8 @@ private:
   // have converged a digit beyond tol, as the single-vector driver's cycles end (lanczos_driver.cpp,
   // end_early, which asks for two: its pairs are locked at tol, these at tol/100, and the margin here only
   // keeps the true residual safely below tol; host, dense 2048 at k = 1: 10, 9 and 8 passes for margins of
-  // 1/100, 1/10 and 1). Each block step brought its
-  // coefficients to the host already, so a look costs the small eigenproblem and no wait. Only with the
-  // verification on: a value better than the converged ones may still surface in the rest of the
+  // 1/100, 1/10 and 1). Each block step brought its coefficients to the host already, so a look costs the
+  // small eigenproblem and no wait. Only with the verification on: a value better than the converged ones may still surface in the rest of the
   // cycle, and only a verification round would then look for it; the end of the cycle then decides
   // whether the Ritz values at hand make that round unnecessary (block_may_hide_copies). With few
   // wanted pairs (the k = 1 a block of 2 is chosen for) this is what keeps a cycle of ncv = nev + 16 b

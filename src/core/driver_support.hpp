@@ -128,8 +128,9 @@ void all_approximations(const Settings &s, const std::vector<double> &locked_the
 /// `active` holds the Lanczos residuals of the returned pairs that were not locked, which every drop
 /// reached. Rounding adds at most 64 eps ||A|| sqrt(products + basis) (full reorthogonalization drops
 /// only rounding-level coefficients; partial reorthogonalization's larger ones are already in the
-/// residuals, raised to its residual floor). For a matrix applied to rounding only: an inexact operator
-/// (an inner solve) is outside the relation and keeps the product check. Returns the locked pairs'
+/// residuals, raised to its residual floor). Only for an operator applied exactly to rounding
+/// (Settings::exact_operator): an inexact one (an iterative inner solve) is outside the relation and keeps
+/// the product check. Returns the locked pairs'
 /// bounds, then the active ones', in the order given.
 struct LockedResiduals {
   std::vector<double> bound; ///< per locked pair: its residual + sqrt(dropped2 when it was locked)
