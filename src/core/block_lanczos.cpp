@@ -289,14 +289,17 @@ private:
   // end_early, which asks for two: its pairs are locked at tol, these at tol/100, and the margin here only
   // keeps the true residual safely below tol; host, dense 2048 at k = 1: 10, 9 and 8 passes for margins of
   // 1/100, 1/10 and 1). Each block step brought its coefficients to the host already, so a look costs the
-  // small eigenproblem and no wait. Only with the verification on: a value better than the converged ones may still surface in the rest of the
-  // cycle, and only a verification round would then look for it; the end of the cycle then decides
-  // whether the Ritz values at hand make that round unnecessary (block_may_hide_copies). With few
+  // small eigenproblem and no wait. A value better than the converged ones may still surface in the rest
+  // of the cycle, and only a verification round would then look for it: with the verification on, the
+  // end of the cycle decides whether the Ritz values at hand make that round unnecessary
+  // (block_may_hide_copies); without it, only once the solve has applied the operator as often as plain
+  // thick restart before its first convergence test (unverified_early_end_products). With few
   // wanted pairs (the k = 1 a block of 2 is chosen for) this is what keeps a cycle of ncv = nev + 16 b
   // columns from running all its steps after the pair has converged.
   bool ends_early(int locked, int e, bool verifying) const
   {
-    if (!s_.verify || verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
+    if (verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
+    if (!s_.verify && matvecs_ < unverified_early_end_products(s_, n_)) return false;
     const RitzPairs rp = ritz_pairs(locked, e);
     int newconv = 0;
     while (newconv < rp.na && rp.err[newconv] < 1e-1 * s_.tol) ++newconv;

@@ -5,6 +5,7 @@
 
 #include "core/lanczos_driver.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -30,6 +31,16 @@ inline double squared_norm(Backend &b, int col)
   Scalar q = 0;
   b.project(col, 0, col, &q);
   return real_part(q);
+}
+
+/// Without the verification, a cycle ends before its last column only once the solve has applied the
+/// operator this many times: SLEPc's default ncv for nev (max(2 nev, nev + 15), at most n), the Krylov
+/// space krylovschur's first convergence test looks at. Before that, a value better than the converged
+/// ones could still surface in the rest of the cycle, and no verification round would look for it
+/// afterwards; after it, the solve has looked at least as far as plain thick restart does.
+inline long unverified_early_end_products(const Settings &s, index_t n)
+{
+  return static_cast<long>(std::min<index_t>(n, std::max(2 * s.nev, s.nev + 15)));
 }
 
 /// Throws Error naming `what` when x is NaN or Inf (the operator produced it).

@@ -518,14 +518,17 @@ private:
     Result r;
     std::vector<double> theta_all, err_all;
 
-    // Whether the cycle may end after e columns, before m (see extend_full). Only with verification on:
-    // a value better than the ones that converged may still surface in the rest of the cycle, and only
-    // the verification round would then look for it. Two cases pay: the last missing wanted pairs have
-    // converged (k = 1 converges in a few steps where a cycle is ncv), and a verification round is
-    // complete (round_complete) or, in its first cycle, certified (complement_certified). A copy of a
+    // Whether the cycle may end after e columns, before m (see extend_full). A value better than the ones
+    // that converged may still surface in the rest of the cycle, and only the verification round would
+    // then look for it: without the verification, only once the solve has looked as far as plain thick
+    // restart's first convergence test (detail::unverified_early_end_products). Two cases pay: the last
+    // missing wanted pairs have converged (k = 1 converges in a few steps where a cycle is ncv, and a
+    // restart one step short of tol would otherwise run a whole second cycle), and a verification round
+    // is complete (round_complete) or, in its first cycle, certified (complement_certified). A copy of a
     // wanted value turning up in the partial cycle lets the cycle run to its end.
     auto end_early = [&](int e) -> bool {
-      const bool last_wanted = s_.verify && !verifying && s_.nev - locked <= 2;
+      const bool may_end = s_.verify || matvecs_ >= detail::unverified_early_end_products(s_, n_);
+      const bool last_wanted = may_end && !verifying && s_.nev - locked <= 2;
       const int na = e - locked;
       if (!verifying && !last_wanted) return false;
       if (e < 0) return true; // asked whether to go in chunks at all
@@ -553,9 +556,11 @@ private:
       }
       // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
       // limits every pair computed after it (the verification's), and a full cycle would usually have
-      // taken it far below tol anyway.
+      // taken it far below tol anyway. Without the verification no pair follows: one digit, for the
+      // floor partial reorthogonalization puts under the residuals at the cycle's end.
+      const double margin = s_.verify ? 1e-2 : 1e-1;
       int newconv = 0;
-      while (newconv < na && err[newconv] < 1e-2 * s_.tol) ++newconv;
+      while (newconv < na && err[newconv] < margin * s_.tol) ++newconv;
       return locked + newconv >= s_.nev;
     };
 
