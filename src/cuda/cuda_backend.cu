@@ -192,6 +192,20 @@ public:
     return true;
   }
 
+  /// apply_to_columns(): column dst = op column src on this backend's stream.
+  void apply_other(const DeviceOperator &op, int src, int dst)
+  {
+    check_column(src);
+    check_column(dst);
+    if (src == dst) throw Error("apply_to_columns: src and dst must differ");
+    if (op.rows() != n_ || op.cols() != n_ || op.device() != device_)
+      throw Error("apply_to_columns: the operator (" + std::to_string(op.rows()) + "x" + std::to_string(op.cols()) + " on device " +
+                  std::to_string(op.device()) + ") does not fit this backend's " + std::to_string(n_) + " rows on device " +
+                  std::to_string(device_));
+    ScopedDevice guard(device_);
+    op.apply(col(src), col(dst), stream_.get());
+  }
+
   /// wait_for_stream(): this backend's later work waits for the work queued on `s` so far.
   void wait_for(cudaStream_t s)
   {
@@ -810,6 +824,13 @@ void wait_for_stream(Backend &backend, void *stream)
   auto *cuda = dynamic_cast<CudaBackend *>(&backend);
   if (!cuda) throw Error("wait_for_stream: not a backend of make_cuda_backend");
   cuda->wait_for(static_cast<cudaStream_t>(stream));
+}
+
+void apply_to_columns(Backend &backend, const DeviceOperator &op, int src, int dst)
+{
+  auto *cuda = dynamic_cast<CudaBackend *>(&backend);
+  if (!cuda) throw Error("apply_to_columns: not a backend of make_cuda_backend");
+  cuda->apply_other(op, src, dst);
 }
 
 std::size_t backend_device_bytes(const Backend &backend)

@@ -132,6 +132,11 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendConfig &config, std::sha
 /// buffers and basis are kept. Waits for the work queued with the old operator.
 void rebind_operator(Backend &backend, std::shared_ptr<const DeviceOperator> op);
 
+/// Column dst = op times column src of the basis of a backend of make_cuda_backend, on the backend's stream
+/// (no host wait): a second operator of the same local size on the same device, such as the B of a
+/// generalized problem, whose products the B-inner products take (BInnerProductBackend). Unscaled
+/// (set_operator_scale is for the solve's operator only); src != dst.
+void apply_to_columns(Backend &backend, const DeviceOperator &op, int src, int dst);
 /// Makes a backend of make_cuda_backend wait, on its own stream and without a host wait, for the work
 /// queued on `stream` (a cudaStream_t, e.g. PETSc's) so far: its later products then read what that work
 /// wrote (a CUDA PETSc's Mat arrays used in place).

@@ -474,6 +474,105 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
   PetscFunctionReturn(0);
 }
 
+#if defined(CUDALANCZOS_HAVE_CUDA)
+PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscMPIInt      size;
+  PetscBool        isdense, isaij;
+
+  PetscFunctionBegin;
+  PetscCallCXX(op->reset());
+  *uploaded = 0;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
+  if (size > 1 || device < 0) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSE, &isdense));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
+  std::shared_ptr<const void> copy;
+#if defined(PETSC_HAVE_CUDA)
+  PetscBool iscudadense, iscudaaij, bound = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSECUDA, &iscudadense));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, &iscudaaij));
+  if (iscudadense || iscudaaij) {
+    PetscCall(MatBoundToCPU(B, &bound));
+    if (!bound) {
+      DeviceMatData d;
+      PetscCall(GetDeviceMatData(B, iscudadense, &d));
+      if (d.device >= 0 && d.device != device) PetscFunctionReturn(0); // B lives on another device: through the host
+      if (d.device == device) {
+        PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
+        if (!copy) {
+          std::shared_ptr<cuda::DeviceOperator> made;
+          PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, device)); // the set-up reads what PETSc wrote
+          const char *origin = "PETSc's device array";
+          if (iscudadense) PetscCallCXX(made = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), device, origin));
+          else PetscCallCXX(made = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), device, origin));
+          PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, made, made->device_bytes(), PETSC_TRUE));
+          PetscCallCXX(copy = std::move(made));
+        }
+        PetscCallCXX(*op = std::move(copy));
+        PetscFunctionReturn(0);
+      }
+    }
+    isdense = iscudadense;
+    isaij   = iscudaaij;
+  }
+#endif
+  if (!isdense && !isaij) PetscFunctionReturn(0);
+  PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
+  if (!copy) {
+    std::shared_ptr<const cuda::DeviceOperator> made;
+    PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+    PetscCall(MatCUDALanczosUpload(B, isdense, Flavor(ctx->kernels), device, &made));
+    PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+    PetscCallCXX(*uploaded = made->device_bytes());
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)*uploaded));
+    PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, made, *uploaded, PETSC_FALSE));
+    PetscCallCXX(copy = std::move(made));
+  }
+  PetscCallCXX(*op = std::move(copy));
+  PetscFunctionReturn(0);
+}
+#endif
+
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+namespace {
+// Whether STApply runs on the device: every matrix of the ST a device Mat whose data is on the device
+// (not bound to the CPU), and the Vecs it gets VECCUDA on `device`. Collective.
+PetscErrorCode STAppliesOnDevice(EPS eps, const STOperator &hostop, int device, PetscBool *on_device)
+{
+  PetscInt  nmat;
+  PetscBool ok;
+
+  PetscFunctionBegin;
+  *on_device = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)hostop.x, &ok, VECSEQCUDA, VECMPICUDA, ""));
+  PetscCall(STGetNumMatrices(eps->st, &nmat));
+  for (PetscInt i = 0; i < nmat && ok; ++i) {
+    Mat       M;
+    PetscBool bound;
+    PetscCall(STGetMatrix(eps->st, i, &M));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &ok, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQDENSECUDA, MATMPIDENSECUDA, ""));
+    if (ok) {
+      PetscCall(MatBoundToCPU(M, &bound));
+      ok = bound ? PETSC_FALSE : PETSC_TRUE;
+    }
+  }
+  if (ok && eps->nloc > 0) { // PETSc's vectors on the device the solve runs on
+    const PetscScalar *a;
+    int                at = -1;
+    PetscCall(VecCUDAGetArrayRead(hostop.x, &a));
+    PetscCallCXX(at = cuda::device_of(a));
+    PetscCall(VecCUDARestoreArrayRead(hostop.x, &a));
+    ok = at == device ? PETSC_TRUE : PETSC_FALSE;
+  }
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ok, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  *on_device = ok;
+  PetscFunctionReturn(0);
+}
+} // namespace
+#endif
+
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend)
 {
@@ -545,8 +644,37 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
                                                            : ctx->uploaded_bytes ? "; copied from the host Mat by this solve, kept with the Mat"
                                                                                  : "; the Mat's device copy, made by an earlier solve"));
   } else {
-    PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));
-    ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
+    PetscBool st_on_device = PETSC_FALSE;
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+    // The ST's operator (a solve: STSINVERT, or STSHIFT with a B) on a CUDA PETSc's device Mats: STApply
+    // on VECCUDA Vecs placed over the basis columns, so that the columns never leave the device; PETSc's
+    // stream and the backend's are ordered by events around each product, no host wait.
+    PetscCall(STAppliesOnDevice(eps, hostop, device, &st_on_device));
+    if (st_on_device) {
+      const ST  st = hostop.st;
+      const Vec x = hostop.x, y = hostop.y;
+      const int dev = device;
+      cudalanczos::cuda::DeviceApply apply = [st, x, y, dev](const PetscScalar *xa, PetscScalar *ya, void *stream) {
+        void        *petsc = nullptr;
+        PetscScalar *yd;
+        if (EPSCUDALanczosPETScStream(&petsc)) throw cudalanczos::Error("PETSc's device context has no stream (see the PETSc error above)");
+        cudalanczos::cuda::order_streams(stream, petsc, dev); // PETSc reads the column after our writes
+        // VecCUDAGetArray: y's values on the device, in our column, wherever STApply left them
+        if (VecCUDAPlaceArray(x, xa) || VecCUDAPlaceArray(y, ya) || STApply(st, x, y) || VecCUDAGetArray(y, &yd) || VecCUDARestoreArray(y, &yd) ||
+            VecCUDAResetArray(x) || VecCUDAResetArray(y))
+          throw cudalanczos::Error("STApply failed inside the Lanczos iteration (see the PETSc error above)");
+        cudalanczos::cuda::order_streams(petsc, stream, dev); // our next work reads what PETSc wrote
+      };
+      std::shared_ptr<const cudalanczos::cuda::DeviceOperator> stop;
+      PetscCallCXX(stop = cudalanczos::cuda::make_callback_operator(eps->nloc, eps->nloc, std::move(apply), "STApply on the device", device));
+      PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, std::move(stop)));
+      ctx->operator_desc = "STApply on the device (the ST's device Mats and KSP, on VECCUDA placed over the basis columns); nothing copied";
+    }
+#endif
+    if (!st_on_device) {
+      PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));
+      ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
+    }
   }
   ctx->backend_name = "cuda";
   ctx->device_used  = device;

@@ -478,13 +478,35 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     }
   } bprod_vecs{bprod};
   std::unique_ptr<BInnerProductBackend> binner;
+  ctx->b_desc.clear();
   if (ipmat) {
     PetscCall(MatCreateVecs(ipmat, &bprod.x, &bprod.y));
     ColumnOperator apply_b;
-    if (auto *host = dynamic_cast<HostBackend *>(backend.get())) // in place on the host basis
-      apply_b = [host, bprod](Backend &, int src, int dst) { bprod(host->column(src), host->column(dst)); };
-    else // a device basis: through the host (two copies of a column per product)
+    std::shared_ptr<const void> bop; // B on the device of a CUDA backend (EPSCUDALanczosDeviceB)
+#if defined(CUDALANCZOS_HAVE_CUDA)
+    std::size_t b_uploaded = 0;
+    if (backend->name() == "cuda") PetscCall(EPSCUDALanczosDeviceB(eps, ipmat, ctx->device_used, &bop, &b_uploaded));
+    if (bop) {
+      const auto dop = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(bop);
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+      if (dop->in_place()) { // B's own device arrays: this solve's products wait for what PETSc queued on them
+        void *petsc = nullptr;
+        PetscCall(EPSCUDALanczosPETScStream(&petsc));
+        PetscCallCXX(cudalanczos::cuda::wait_for_stream(*backend, petsc));
+      }
+#endif
+      apply_b = [dop](Backend &inner, int src, int dst) { cudalanczos::cuda::apply_to_columns(inner, *dop, src, dst); };
+      PetscCallCXX(ctx->b_desc = "on the device: " + dop->description() +
+                                 (dop->in_place() ? "" : b_uploaded ? "; copied from the host Mat by this solve, kept with the Mat" : "; the Mat's device copy"));
+    }
+#endif
+    if (auto *host = dynamic_cast<HostBackend *>(backend.get())) { // in place on the host basis
+      apply_b     = [host, bprod](Backend &, int src, int dst) { bprod(host->column(src), host->column(dst)); };
+      ctx->b_desc = "MatMult on the host basis";
+    } else if (!bop) { // a device basis: through the host (two copies of a column per product)
       PetscCallCXX(apply_b = host_round_trip([bprod](const PetscScalar *x, PetscScalar *y) { bprod(x, y); }));
+      ctx->b_desc = "MatMult on the host, columns copied per product (B of another type, or on several processes)";
+    }
     PetscCallCXX(binner = std::make_unique<BInnerProductBackend>(*backend, std::move(apply_b)));
   }
   Backend &unconstrained = binner ? static_cast<Backend &>(*binner) : *backend;
@@ -831,6 +853,7 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     }
     if (ctx->generalized) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  products with B: %s\n", ctx->b_desc.c_str()));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)ctx->orthogonality));
     } else {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));

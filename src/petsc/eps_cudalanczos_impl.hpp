@@ -113,6 +113,7 @@ struct EPS_CUDALANCZOS {
   PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
   PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
   long        b_products  = 0;           // and took this many products with B
+  std::string b_desc;                    // where they ran (-eps_view)
   double      orthogonality = 0;
   int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
   double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
@@ -173,6 +174,12 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
 /// `device` with the given kernels: the one upload path of the solver and of MatCreateCUDALanczos.
 PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
                                     std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op);
+/// B of a generalized problem as an operator on `device` for the B-inner products (cuda::apply_to_columns):
+/// B's device copy when current (composed on B, like A's), a CUDA PETSc's MATSEQAIJCUSPARSE or
+/// MATSEQDENSECUDA on that device used in place, or an upload of a MATSEQAIJ / MATSEQDENSE composed on B
+/// (`uploaded`: its bytes; 0 otherwise). Null on several processes and for other types or devices: B's
+/// products then go through the host. One process.
+PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded);
 /// Device memory held by the process's pooled backend (EPSCUDALanczosReturnBackend): its basis and scratch.
 std::size_t EPSCUDALanczosPooledBackendBytes() noexcept;
 #endif

@@ -1110,6 +1110,62 @@ TEST_F(DeviceOperators, ApplyOperatorBlockIsEquivalentToRef)
   }
 }
 
+/// apply_to_columns: a second operator (a generalized problem's B) on the basis of a backend whose own
+/// operator is another one, a device operator or the host-apply fallback (STApply on the host, B on the
+/// device): column for column the host product, unscaled by set_operator_scale, and a B that does not fit
+/// the backend, or a backend that is not a CUDA one, is an Error.
+TEST_F(DeviceOperators, ApplyToColumnsIsEquivalentToRef)
+{
+  constexpr int kCols = 9;
+  for (index_t n : odd_sizes()) {
+    const Dense A = random_dense(n, n, n + 1, 14000 + n, true);
+    const Csr S = random_csr(n, n, n < 8 ? 0.2 : 3.0, 14500 + n);
+    const auto dense = [&A](const Scalar *x, Scalar *y) { A.apply(x, y); };
+    const DeviceCsr dS = to_device(S);
+    const DeviceBuffer<Scalar> dA = upload(A.a);
+    const std::vector<std::pair<std::string, std::shared_ptr<const DeviceOperator>>> bs{
+        {"CSR default", make_csr_operator(csr_view(S), KernelFlavor::Default, -1)},
+        {"CSR custom", make_csr_operator(csr_view(S), KernelFlavor::Custom, -1)},
+        {"CSR default in place", make_csr_operator_on_device(dS.view, KernelFlavor::Default, -1)},
+        {"dense default in place", make_dense_operator_on_device({n, n, n + 1, dA.data()}, KernelFlavor::Default, -1)}};
+    for (bool fallback : {false, true}) {
+      BackendConfig config;
+      config.local_size = config.global_size = n;
+      auto cuda = fallback ? make_cuda_backend(config, nullptr, dense) : make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Default, -1));
+      cuda->resize_basis(kCols);
+      cuda->set_operator_scale(fallback ? -3 : 5); // the solve's operator only
+      for (const auto &[name, B] : bs) {
+        SCOPED_TRACE(name + (fallback ? ", host-apply backend" : ", device-operator backend") + ", n " + std::to_string(n));
+        const bool sparse = name.rfind("CSR", 0) == 0;
+        for (int j = 0; j < kCols; ++j) cuda->set_random(j, 700 + j);
+        for (auto [src, dst] : std::vector<std::pair<int, int>>{{0, 8}, {8, 0}, {3, 4}}) {
+          std::vector<Scalar> x(static_cast<std::size_t>(n)), got(static_cast<std::size_t>(n)), ref(static_cast<std::size_t>(n));
+          cuda->get_column(src, x.data());
+          apply_to_columns(*cuda, *B, src, dst);
+          cuda->get_column(dst, got.data());
+          std::vector<double> scale(static_cast<std::size_t>(n));
+          if (sparse) {
+            csr_apply(S, x.data(), ref.data());
+            csr_scale(S, x.data(), scale.data());
+          } else {
+            A.apply(x.data(), ref.data());
+            scale = A.scale(x.data());
+          }
+          for (index_t i = 0; i < n; ++i)
+            ASSERT_LE(std::abs(got[i] - ref[i]), ulps * (n + 64) * eps * scale[i]) << "src " << src << " dst " << dst << " row " << i;
+        }
+        EXPECT_THROW(apply_to_columns(*cuda, *B, 2, 2), Error);
+        EXPECT_THROW(apply_to_columns(*cuda, *B, 0, kCols), Error);
+      }
+      const Dense W = random_dense(n + 1, n + 1, n + 1, 14900 + n, true);
+      EXPECT_THROW(apply_to_columns(*cuda, *make_dense_operator(W.view(), KernelFlavor::Default, -1), 0, 1), Error);
+    }
+    HostBackend host(n, n, 0, dense);
+    host.resize_basis(2);
+    EXPECT_THROW(apply_to_columns(host, *bs.front().second, 0, 1), Error);
+  }
+}
+
 /// set_operator_scale(e) on every kind of operator, single columns and blocks: the product is the unscaled
 /// one times 2^e (backend.hpp). e > 0 scales the input up before the product and restores it: bit for
 /// bit. e < 0 scales the output down: bit for bit, entries below 2^-1022 rounded to a subnormal as

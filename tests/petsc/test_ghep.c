@@ -15,6 +15,11 @@
 
 typedef enum { MASS_CONSISTENT, MASS_DIAGONAL, MASS_INDEFINITE } MassKind;
 
+/* The pencil as a CUDA PETSc's device Mats (MATAIJCUSPARSE): the ST then solves on the device, and the
+   solver must keep its columns there (STApply on VECCUDA placed over them, B's products on one rank by
+   its own device operator). Set per pass in main. */
+static PetscBool device_mats = PETSC_FALSE;
+
 /* The stiffness tridiag(-1, 2, -1) * (n+1) and mass: consistent tridiag(1, 4, 1) / (6 (n+1)), diagonal with
    entries 1 + (i mod 3) / 2, or that diagonal with one negative entry. */
 static PetscErrorCode BuildPencil(PetscInt n, MassKind kind, Mat *A, Mat *B)
@@ -45,6 +50,12 @@ static PetscErrorCode BuildPencil(PetscInt n, MassKind kind, Mat *A, Mat *B)
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
+#if defined(PETSC_HAVE_CUDA)
+  if (device_mats) {
+    PetscCall(MatConvert(*A, MATAIJCUSPARSE, MAT_INPLACE_MATRIX, A));
+    PetscCall(MatConvert(*B, MATAIJCUSPARSE, MAT_INPLACE_MATRIX, B));
+  }
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -90,6 +101,9 @@ static PetscErrorCode SetUpEPS(Mat A, Mat B, Case c, PetscBool diagonal, EPSType
   else if (size == 1 || mumps) {
     PetscCall(PCSetType(pc, PCLU));
     if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+#if defined(PETSC_HAVE_CUDA)
+    else if (device_mats) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERCUSPARSE)); /* the triangular solves on the device */
+#endif
   } else PetscCall(PCSetType(pc, PCREDUNDANT));
   PetscCall(EPSSetFromOptions(*eps)); /* -eps_monitor, -eps_view, ... for diagnosis */
   if (c.backend) PetscCall(EPSCUDALanczosSetBackend(*eps, !strcmp(c.backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
@@ -124,6 +138,16 @@ static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case 
     PetscBool found;
     PetscCall(ViewLine(eps, "generalized problem: Lanczos in the B-inner product", line, sizeof(line), &found));
     PetscCall(Check(found, name, found ? line : "-eps_view does not report the B-inner product"));
+    if (device_mats) { /* and that no column left the device: the ST's solves and B's products ran there */
+      PetscMPIInt size;
+      PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+      PetscCall(ViewLine(eps, "operator: STApply on the device", line, sizeof(line), &found));
+      PetscCall(Check(found, name, found ? line : "-eps_view: the operator is not STApply on the device"));
+      if (size == 1) {
+        PetscCall(ViewLine(eps, "products with B: on the device", line, sizeof(line), &found));
+        PetscCall(Check(found, name, found ? line : "-eps_view: B's products are not on the device"));
+      }
+    }
   }
   if (nconv >= c.nev && nref >= c.nev) {
     PetscCall(MeasurePairs(eps, A, B, c.nev, lr, &worst_diff, &worst_res, &worst_borth, &imag));
@@ -249,25 +273,33 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
     PetscCall(MatDestroy(&B));
   }
-  for (b = 0; b < (has_cuda_device ? 2 : 1); ++b) {
-    const char *be = backends[b];
+  /* host, cuda, and (with a CUDA PETSc) cuda on the pencil as device Mats */
+  for (b = 0; b < (has_cuda_device ? 3 : 1); ++b) {
+    const char *be = backends[b < 2 ? b : 1];
     Case        c;
+#if defined(PETSC_HAVE_CUDA)
+    device_mats = b == 2 ? PETSC_TRUE : PETSC_FALSE;
+#else
+    if (b == 2) break;
+#endif
+    const char *tag = b == 2 ? "cuda, device Mats" : be;
     c = (Case){STSHIFT, 0, 4, EPS_SMALLEST_REAL, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT (B^-1 A), 4 smallest", be));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT (B^-1 A), 4 smallest", tag));
     PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
     c = (Case){STSHIFT, 0, 3, EPS_LARGEST_REAL, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT, 3 largest", be));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT, 3 largest", tag));
     PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
     c = (Case){STSHIFT, 0, 5, EPS_LARGEST_MAGNITUDE, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT, 5 largest magnitude", be));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT, 5 largest magnitude", tag));
     PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
     c = (Case){STSINVERT, 50.0, 4, EPS_TARGET_MAGNITUDE, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSINVERT ((A - sigma B)^-1 B), 4 nearest 50 (interior)", be));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSINVERT ((A - sigma B)^-1 B), 4 nearest 50 (interior)", tag));
     PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
     c = (Case){STSINVERT, 0.0, 6, EPS_TARGET_MAGNITUDE, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSINVERT, 6 nearest 0 (lowest modes)", be));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSINVERT, 6 nearest 0 (lowest modes)", tag));
     PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
   }
+  device_mats = PETSC_FALSE;
   if (!has_cuda_device) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# skipped: the CUDA backend cases (no GPU)\n"));
   PetscCall(CheckProofFollowsTheSolver(n));
   PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
