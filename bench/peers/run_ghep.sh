@@ -9,6 +9,8 @@
 #
 #   run_ghep.sh CARRY OUT [MX MY NEV SOLVES]      defaults 1000 1000 10 5
 #
+# PROBLEMS="sinvert lumped" (the default) chooses the problems; a second call with other sizes appends to
+# OUT/ghep.txt.
 # CARRY: `make gpu-pack BUILD=build-petsc-cuda`'s folder with petsc-libs.tar.xz unpacked into CARRY/lib.
 # Each process's output (with -eps_view / -log_view's solve counts) in OUT/logs/, a summary in OUT/ghep.txt.
 set -uo pipefail
@@ -28,19 +30,17 @@ declare -A solver=(
   [cudalanczos-noverify]="-eps_type cudalanczos -eps_cudalanczos_verify 0 -eps_view"
   [krylovschur]="-eps_type krylovschur -bv_type svec -log_view"
 )
-: >"$out/ghep.txt"
-for p in sinvert lumped; do
+for p in ${PROBLEMS:-sinvert lumped}; do
   for s in krylovschur cudalanczos cudalanczos-noverify; do
-    name=$p-$s
+    name=$p-$s-${mx}x$my
     timeout 300 "$vm" -mx "$mx" -my "$my" -nev "$nev" -solves "$solves" -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $gpu \
       >"$out/logs/$name.log" 2>&1
     rc=$?
     {
-      echo "== $name (rc $rc)"
+      echo "== $name (rc $rc): vibration_modes -mx $mx -my $my -nev $nev -solves $solves -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $gpu"
       grep -E '^membrane|^solve times|^ +0 ' "$out/logs/$name.log"
       grep -E 'last solve:|by part:|products with B|operator:|generalized problem' "$out/logs/$name.log" | sort -u
       grep -E '^(KSPSolve|MatSolve|MatMult|PCApply) ' "$out/logs/$name.log" | awk '{print $1, "count", $2}'
     } >>"$out/ghep.txt"
   done
 done
-cat "$out/ghep.txt"

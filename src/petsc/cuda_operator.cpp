@@ -586,9 +586,11 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   PetscCallCXX(count = cudalanczos::cuda::device_count());
   PetscCall(PickDevice(eps, count, &device, &shared));
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
-  // A generalized problem's STSHIFT operator is B^-1 A, not A: only STApply applies it.
-  if (eps->isgeneralized) isshift = PETSC_FALSE;
-  PetscCall(STGetMatrix(eps->st, 0, &A));
+  // A generalized problem's STSHIFT operator is B^-1 A, not A: only STApply applies it. With a diagonal
+  // B the solve's matrix is C = B^-1/2 A B^-1/2 instead (hostop.mat, EPSCUDALanczosCongruence).
+  if (eps->isgeneralized && !hostop.mat) isshift = PETSC_FALSE;
+  if (hostop.mat) A = hostop.mat;
+  else PetscCall(STGetMatrix(eps->st, 0, &A));
   ctx->uploaded_bytes = 0;
   if (isshift) PetscCall(UploadOperator(eps, A, device));
   else PetscCallCXX(ctx->device_op.reset());
@@ -649,7 +651,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
     // The ST's operator (a solve: STSINVERT, or STSHIFT with a B) on a CUDA PETSc's device Mats: STApply
     // on VECCUDA Vecs placed over the basis columns, so that the columns never leave the device; PETSc's
     // stream and the backend's are ordered by events around each product, no host wait.
-    PetscCall(STAppliesOnDevice(eps, hostop, device, &st_on_device));
+    if (!hostop.mat) PetscCall(STAppliesOnDevice(eps, hostop, device, &st_on_device));
     if (st_on_device) {
       const ST  st = hostop.st;
       const Vec x = hostop.x, y = hostop.y;
@@ -673,7 +675,8 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 #endif
     if (!st_on_device) {
       PetscCallCXX(backend = cudalanczos::cuda::make_cuda_backend(config, nullptr, hostop));
-      ctx->operator_desc = "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
+      ctx->operator_desc = hostop.mat ? "MatMult on the host, vectors copied per product (matrix type not uploadable)"
+                                      : "STApply on the host, vectors copied per product (matrix type or ST not uploadable)";
     }
   }
   ctx->backend_name = "cuda";

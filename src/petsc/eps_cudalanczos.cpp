@@ -41,8 +41,9 @@ void STOperator::operator()(const PetscScalar *xa, PetscScalar *ya) const
 {
   // A PETSc error inside becomes an exception: the driver is C++, and PetscCallCXX at the boundary
   // turns it back into a PETSc error (PETSc has already printed the original trace).
-  if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || STApply(st, x, y) || VecResetArray(x) || VecResetArray(y))
-    throw cudalanczos::Error("STApply failed inside the Lanczos iteration (see the PETSc error above)");
+  if (VecPlaceArray(x, xa) || VecPlaceArray(y, ya) || (mat ? MatMult(mat, x, y) : STApply(st, x, y)) || VecResetArray(x) || VecResetArray(y))
+    throw cudalanczos::Error(mat ? "MatMult failed inside the Lanczos iteration (see the PETSc error above)"
+                                 : "STApply failed inside the Lanczos iteration (see the PETSc error above)");
 }
 
 void BProduct::operator()(const PetscScalar *xa, PetscScalar *ya) const
@@ -105,8 +106,16 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCheck(eps->nev >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE, "nev must be at least 1");
   PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
   // The choices below made for STSHIFT are for its operator being the matrix (one pass over it per
-  // product); with a B its operator is B^-1 A, a solve per product, as with the other STs.
-  if (eps->isgeneralized) isshift = PETSC_FALSE;
+  // product); with a B its operator is B^-1 A, a solve per product, as with the other STs, unless B is
+  // diagonal: then the problem is solved as the standard one of B^-1/2 A B^-1/2 (EPSCUDALanczosCongruence),
+  // a matrix again. Not with a deflation space (its vectors would have to be taken to that space too).
+  ctx->congruence = PETSC_FALSE;
+  if (eps->isgeneralized && isshift && nds == 0 && ctx->variant == EPS_CUDALANCZOS_THICK_RESTART) {
+    Mat B;
+    PetscCall(STGetMatrix(eps->st, 1, &B));
+    PetscCall(EPSCUDALanczosIsDiagonal(B, &ctx->congruence));
+  }
+  if (eps->isgeneralized && !ctx->congruence) isshift = PETSC_FALSE;
 
   ctx->block_eff  = ctx->block_size == PETSC_DEFAULT ? 1 : ctx->block_size;
   ctx->block_auto = PETSC_FALSE;
@@ -282,6 +291,87 @@ PetscErrorCode EPSBackTransform_CUDALanczos(EPS eps)
 
 // Builds the backend for this solve: CUDA when chosen and possible, otherwise the host. Also fills
 // ctx->shift: the shift the driver must apply itself (an uploaded matrix is A, not A - sigma I).
+// A generalized problem with STSHIFT and a diagonal B (a lumped mass matrix, say) is the standard problem of
+// C = B^-1/2 A B^-1/2: y = B^1/2 x turns A x = lambda B x into C y = lambda y, and Lanczos on C in the
+// Euclidean inner product is Lanczos on B^-1 A in the B-inner product, vector for vector (V = B^-1/2 Y).
+// Solved that way, a step is one product with C (on the device where C is), with no solve with B and no
+// products with B, and the start vector is uniform on the sphere of the inner product C is self-adjoint
+// in, which the verification's certificate assumes (docs/algorithm.md, Generalized problems).
+
+} // namespace
+
+// Whether B is diagonal: an AIJ Mat (host or CUDA) with as many stored entries as rows, none missing on
+// the diagonal. Collective.
+PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal)
+{
+  PetscBool aij, missing = PETSC_FALSE;
+  MatInfo   info;
+  PetscInt  m, N;
+
+  PetscFunctionBegin;
+  *diagonal = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &aij, MATSEQAIJ, MATMPIAIJ, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  if (!aij) PetscFunctionReturn(0);
+  PetscCall(MatGetSize(B, &N, nullptr));
+  PetscCall(MatGetInfo(B, MAT_GLOBAL_SUM, &info));
+  if (info.nz_used != (PetscLogDouble)N) PetscFunctionReturn(0);
+  PetscCall(MatGetLocalSize(B, &m, nullptr));
+  if (m > 0) PetscCall(MatMissingDiagonal(B, &missing, nullptr));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, PetscObjectComm((PetscObject)B)));
+  *diagonal = missing ? PETSC_FALSE : PETSC_TRUE; // N entries, one on each row's diagonal: nothing else
+  PetscFunctionReturn(0);
+}
+
+// ctx->congruent = B^-1/2 A B^-1/2 and ctx->b_isqrt = diag(B)^-1/2, kept while A and B are the same
+// objects in the same state. A diagonal entry of B that is not positive is an error. Collective.
+PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscObjectId    ida, idb;
+  PetscObjectState sa, sb;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)A, &ida));
+  PetscCall(PetscObjectGetId((PetscObject)B, &idb));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &sa));
+  PetscCall(PetscObjectStateGet((PetscObject)B, &sb));
+  const PetscInt64 of[4] = {(PetscInt64)ida, (PetscInt64)sa, (PetscInt64)idb, (PetscInt64)sb};
+  if (ctx->congruent && std::equal(of, of + 4, ctx->congruent_of)) PetscFunctionReturn(0);
+  PetscCall(MatDestroy(&ctx->congruent));
+  PetscCall(VecDestroy(&ctx->b_isqrt));
+  PetscCall(MatCreateVecs(B, &ctx->b_isqrt, nullptr));
+  PetscCall(MatGetDiagonal(B, ctx->b_isqrt));
+  { // positive definite: every diagonal entry real and positive (its imaginary part 0 for a Hermitian B)
+    PetscReal    lo = PETSC_MAX_REAL;
+    PetscInt     m, first = PETSC_MAX_INT, rstart;
+    PetscScalar *d;
+    PetscCall(VecGetLocalSize(ctx->b_isqrt, &m));
+    PetscCall(VecGetOwnershipRange(ctx->b_isqrt, &rstart, nullptr));
+    PetscCall(VecGetArray(ctx->b_isqrt, &d));
+    for (PetscInt i = 0; i < m; ++i) {
+      const PetscReal r = PetscRealPart(d[i]);
+      if (!(r > 0) || PetscImaginaryPart(d[i]) != 0) first = PetscMin(first, rstart + i), lo = PetscMin(lo, r);
+      else d[i] = 1 / PetscSqrtReal(r);
+    }
+    PetscCall(VecRestoreArray(ctx->b_isqrt, &d));
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &first, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &lo, 1, MPIU_REAL, MPIU_MIN, PetscObjectComm((PetscObject)eps)));
+    if (first != PETSC_MAX_INT) {
+      PetscCall(VecDestroy(&ctx->b_isqrt));
+      SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
+              "EPSCUDALANCZOS needs a positive definite B for EPS_GHEP, but the diagonal B given has a non-positive entry in row %" PetscInt_FMT
+              " (the smallest real part: %g); use EPS_GHIEP's solvers for an indefinite B",
+              first, (double)lo);
+    }
+  }
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &ctx->congruent));
+  PetscCall(MatDiagonalScale(ctx->congruent, ctx->b_isqrt, ctx->b_isqrt));
+  std::copy(of, of + 4, ctx->congruent_of);
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
 PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rstart, const STOperator &hostop, std::shared_ptr<Backend> &backend)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -295,7 +385,7 @@ PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rst
   } else {
     PetscCallCXX(backend = std::make_unique<HostBackend>(eps->nloc, eps->n, rstart, hostop, reduce));
     ctx->backend_name   = "host";
-    ctx->operator_desc  = "STApply (host)";
+    ctx->operator_desc  = hostop.mat ? "MatMult (host)" : "STApply (host)";
     ctx->device_desc    = "";
   }
   PetscFunctionReturn(0);
@@ -326,6 +416,17 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCheck(!ipindef, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS needs a positive definite inner-product matrix B; an indefinite one (EPS_GHIEP) is not supported");
   PetscCheck(ipmat || !eps->isgeneralized, comm, PETSC_ERR_PLIB, "EPSCUDALANCZOS: the BV of a generalized problem has no inner-product matrix");
   if (ipmat) PetscCall(PetscObjectReference((PetscObject)ipmat)); // released below
+  // A diagonal B with STSHIFT (set-up decided): the standard problem of C = B^-1/2 A B^-1/2, applied as a
+  // matrix (MatMult, or its device operator) in the Euclidean inner product; `inner` is the solve's
+  // inner-product matrix (null: Euclidean), ipmat stays B for the final B-normalization.
+  const PetscBool congruence = ctx->congruence && ipmat ? PETSC_TRUE : PETSC_FALSE;
+  if (congruence) {
+    Mat A;
+    PetscCall(STGetMatrix(eps->st, 0, &A));
+    PetscCall(EPSCUDALanczosCongruence(eps, A, ipmat));
+    hostop.mat = ctx->congruent;
+  }
+  Mat inner = congruence ? nullptr : ipmat;
   struct MatRef {
     Mat &m;
     ~MatRef() { (void)MatDestroy(&m); }
@@ -352,6 +453,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   std::shared_ptr<Backend> backend; // may be the EPS's cached CUDA backend (EPSCUDALanczosCreateCUDABackend)
   PetscCall(EPSCUDALanczosCreateBackend(eps, reduce, rstart, hostop, backend));
+  if (congruence) { // C is applied as it is, without STSHIFT's shift: the driver subtracts it (as for an uploaded A)
+    PetscScalar sigma;
+    PetscCall(STGetShift(eps->st, &sigma));
+    ctx->shift = PetscRealPart(sigma);
+  }
 
   s.variant             = ctx->variant == EPS_CUDALANCZOS_THESIS ? Variant::Thesis : Variant::ThickRestart;
   s.reorthogonalization = ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_NONE      ? Reorthogonalization::None
@@ -369,13 +475,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
   { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs.
-    // Not with a B: the certificate's probability bound is for a start vector uniform on the unit sphere
+    // Not with a B-inner product (with a diagonal B the solve is Euclidean on C): the certificate's probability bound is for a start vector uniform on the unit sphere
     // of the inner product the operator is self-adjoint in; our start vector's components in B's
     // eigenvector basis are skewed by up to cond(B), which the bound does not know. A verification
     // round then ends only on convergence (docs/algorithm.md, "Generalized problems").
     PetscBool isshift;
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
-    s.translation_map = isshift && !ipmat ? true : false;
+    s.translation_map = isshift && !inner ? true : false;
   }
   { // The true-residual check may take the Lanczos relation's proof (Result::residual_bounds) only for an
     // operator applied exactly to rounding: assembled matrices (a shell may hide an inner solve or anything
@@ -420,7 +526,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscCall(STGetShift(eps->st, &sigma));
     if (s.translation_map && s.exact_operator && (PetscAbsScalar(sigma) == 0 || ctx->shift != 0)) {
       PetscReal nrm = 0;
-      PetscCall(STGetMatrix(eps->st, 0, &norm_mat));
+      if (congruence) norm_mat = ctx->congruent;
+      else PetscCall(STGetMatrix(eps->st, 0, &norm_mat));
       PetscCall(EPSCUDALanczosNormId());
       // The macro reads the Mat's arrays at the id: only where they reach it (they grow when data is set).
       if (((PetscObject)norm_mat)->real_idmax > EPS_CUDALanczos_NormId)
@@ -468,7 +575,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   // from EPSSetUp) around those, so that they are removed in the B-inner product too.
   PetscInt nc = 0;
   PetscCall(BVGetNumConstraints(eps->V, &nc));
-  BProduct                              bprod{ipmat, nullptr, nullptr};
+  BProduct                              bprod{inner, nullptr, nullptr};
   struct BProductVecs {
     BProduct &p;
     ~BProductVecs()
@@ -479,13 +586,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   } bprod_vecs{bprod};
   std::unique_ptr<BInnerProductBackend> binner;
   ctx->b_desc.clear();
-  if (ipmat) {
-    PetscCall(MatCreateVecs(ipmat, &bprod.x, &bprod.y));
+  if (inner) {
+    PetscCall(MatCreateVecs(inner, &bprod.x, &bprod.y));
     ColumnOperator apply_b;
     std::shared_ptr<const void> bop; // B on the device of a CUDA backend (EPSCUDALanczosDeviceB)
 #if defined(CUDALANCZOS_HAVE_CUDA)
     std::size_t b_uploaded = 0;
-    if (backend->name() == "cuda") PetscCall(EPSCUDALanczosDeviceB(eps, ipmat, ctx->device_used, &bop, &b_uploaded));
+    if (backend->name() == "cuda") PetscCall(EPSCUDALanczosDeviceB(eps, inner, ctx->device_used, &bop, &b_uploaded));
     if (bop) {
       const auto dop = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(bop);
 #if defined(CUDALANCZOS_PETSC_STREAMS)
@@ -577,6 +684,12 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       [&](const PetscScalar *x) { kept = constrained->add_constraint(x); }));
     if (!kept) PetscCall(PetscInfo(eps, "cudalanczos: deflation vector %" PetscInt_FMT " is in the span of the ones before it: dropped\n", i));
   }
+  if (s.initial_vector && congruence) { // the start x0 in C's space: y0 = B^1/2 x0 (column 0 is overwritten by the results anyway)
+    Vec v;
+    PetscCall(BVGetColumn(eps->V, 0, &v));
+    PetscCall(VecPointwiseDivide(v, v, ctx->b_isqrt));
+    PetscCall(BVRestoreColumn(eps->V, 0, &v));
+  }
   if (s.initial_vector) { // EPSSetUp put the user's initial space into V: its first column starts the iteration
     PetscCall(read_column(
       0, [&](const PetscScalar *x) { return solver.set_column_device(0, x, petsc_stream); },
@@ -650,6 +763,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCallCXX(ctx->vectors_desc = device_bv ? "the BV's device columns (VECCUDA), copied device to device, ordered with PETSc's stream by events"
                                    : backend->name() == "cuda" ? "the BV's host columns, copied between host and device"
                                                                 : "the BV's host columns");
+  if (congruence) // back from C's space: x = B^-1/2 y (then x^H B x = y^H y = 1)
+    for (PetscInt j = 0; j < eps->nconv; ++j) {
+      Vec v;
+      PetscCall(BVGetColumn(eps->V, j, &v));
+      PetscCall(VecPointwiseMult(v, v, ctx->b_isqrt));
+      PetscCall(BVRestoreColumn(eps->V, j, &v));
+    }
   if (ipmat && eps->nconv > 0) {
     // Purification (SLEPc's EPS_Purify, on by default, EPSSetPurify; SLEPc does it for STSINVERT, not for
     // STCAYLEY): the operator's range lies in B's range, so x <- Op x removes from x what rounding put
@@ -676,7 +796,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Vectors, eps, 0, 0, 0));
 
   ctx->b_products    = binner ? binner->b_products() : 0;
-  ctx->generalized   = ipmat ? PETSC_TRUE : PETSC_FALSE;
+  ctx->generalized   = inner ? PETSC_TRUE : PETSC_FALSE;
+  ctx->congruence_used = congruence;
   ctx->matvecs       = result.matvecs;
   ctx->reductions    = result.reductions;
   ctx->breakdowns    = result.breakdowns;
@@ -851,6 +972,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                        "a one-process GPU runs every queued step)\n",
                                        ctx->discarded, ctx->lookahead_dropped, ctx->lookahead_queued));
     }
+    if (ctx->congruence_used)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem with a diagonal B: solved as the standard problem of B^-1/2 A B^-1/2 "
+                                               "(Euclidean inner product, x = B^-1/2 y; no solve or product with B per step)\n"));
     if (ctx->generalized) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  products with B: %s\n", ctx->b_desc.c_str()));
@@ -923,6 +1047,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
   PetscFunctionBegin;
+  PetscCall(MatDestroy(&ctx->congruent));
+  PetscCall(VecDestroy(&ctx->b_isqrt));
   PetscCallCXX(delete ctx);
   eps->data = nullptr;
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetVariant_C", nullptr));

@@ -46,10 +46,12 @@ static_assert(std::is_same<PetscScalar, cudalanczos::Scalar>::value,
               "cudalanczos was configured for another PetscScalar (real vs complex) than this PETSc's: reconfigure with CMake");
 static_assert(sizeof(PetscScalar) == cudalanczos::kDoublesPerScalar * sizeof(double), "PetscScalar is not made of doubles");
 
-/// y = op(x) on the host through STApply, on Vecs placed over the backend's local arrays.
+/// y = op(x) on the host through STApply, on Vecs placed over the backend's local arrays; MatMult with
+/// `mat` instead where it is set (a generalized problem solved as the standard one of mat: congruence).
 struct STOperator {
   ST  st;
   Vec x, y;
+  Mat mat = nullptr;
   void operator()(const PetscScalar *xa, PetscScalar *ya) const;
 };
 
@@ -111,6 +113,14 @@ struct EPS_CUDALANCZOS {
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;
   PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
+  // set up: EPS_GHEP with STSHIFT, a diagonal B and no deflation space, solved as the standard problem of
+  // C = B^-1/2 A B^-1/2 (EPSCUDALanczosCongruence); C and B^-1/2's diagonal are kept while A and B are
+  // unchanged (their ids and object states), across EPSReset, for re-solves
+  PetscBool        congruence = PETSC_FALSE;
+  Mat              congruent  = nullptr;
+  Vec              b_isqrt    = nullptr;
+  PetscInt64       congruent_of[4] = {-1, -1, -1, -1}; // A's id and state, B's id and state
+  PetscBool        congruence_used = PETSC_FALSE; // the last solve took it (-eps_view)
   PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
   long        b_products  = 0;           // and took this many products with B
   std::string b_desc;                    // where they ran (-eps_view)
@@ -123,6 +133,11 @@ struct EPS_CUDALANCZOS {
   int         last_reason = 0;          // cudalanczos::Reason of the last solve
 };
 
+/// Whether B is diagonal: an AIJ Mat (host or CUDA) with one stored entry per row, on the diagonal. Collective.
+PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal);
+/// ctx->congruent = B^-1/2 A B^-1/2 and ctx->b_isqrt = diag(B)^-1/2 for a diagonal B, kept while A and B are
+/// unchanged; a non-positive diagonal entry of B is an error. Collective.
+PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B);
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
 /// when there is none or CUDA support was not compiled in).
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);

@@ -133,12 +133,23 @@ static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case 
   PetscCall(PetscSNPrintf(detail, sizeof(detail), "backend %s, %" PetscInt_FMT " converged (krylovschur %" PetscInt_FMT "), nev %" PetscInt_FMT, used,
                           nconv, nref, c.nev));
   PetscCall(Check((PetscBool)(nconv >= c.nev && nref >= c.nev && !strcmp(used, c.backend)), name, detail));
-  { /* -eps_view says the solve ran in the B-inner product */
-    char      line[256];
-    PetscBool found;
-    PetscCall(ViewLine(eps, "generalized problem: Lanczos in the B-inner product", line, sizeof(line), &found));
-    PetscCall(Check(found, name, found ? line : "-eps_view does not report the B-inner product"));
-    if (device_mats) { /* and that no column left the device: the ST's solves and B's products ran there */
+  { /* -eps_view says the solve ran in the B-inner product, or, for STSHIFT with a diagonal B, on the
+       standard problem of C = B^-1/2 A B^-1/2 (C a matrix: on the device Mats its own device arrays) */
+    char            line[256];
+    PetscBool       found;
+    const PetscBool congruent = (PetscBool)(c.st == STSHIFT && kind == MASS_DIAGONAL);
+    if (congruent) {
+      PetscCall(ViewLine(eps, "solved as the standard problem of B^-1/2 A B^-1/2", line, sizeof(line), &found));
+      PetscCall(Check(found, name, found ? line : "-eps_view: a diagonal B with STSHIFT is not solved as the standard problem of B^-1/2 A B^-1/2"));
+      if (device_mats) {
+        PetscCall(ViewLine(eps, "used in place", line, sizeof(line), &found));
+        PetscCall(Check(found, name, found ? line : "-eps_view: C's device arrays are not used in place"));
+      }
+    } else {
+      PetscCall(ViewLine(eps, "generalized problem: Lanczos in the B-inner product", line, sizeof(line), &found));
+      PetscCall(Check(found, name, found ? line : "-eps_view does not report the B-inner product"));
+    }
+    if (device_mats && !congruent) { /* and that no column left the device: the ST's solves and B's products ran there */
       PetscMPIInt size;
       PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
       PetscCall(ViewLine(eps, "operator: STApply on the device", line, sizeof(line), &found));
@@ -227,6 +238,50 @@ static PetscErrorCode CheckProofFollowsTheSolver(PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* STSHIFT with a diagonal B runs on C = B^-1/2 A B^-1/2, so a user's initial vector x0 must enter as
+   y0 = B^1/2 x0. Started from the largest eigenvector krylovschur found, in cycles of 3 columns, the solve must
+   end in its first cycle; started from anything else (x0 itself, or B^-1/2 x0) it needs many. */
+static PetscErrorCode CheckInitialVectorOfACongruentSolve(PetscInt n)
+{
+  Mat         A, B;
+  EPS         ref, eps;
+  Vec         x;
+  Case        c = {STSHIFT, 0, 1, EPS_LARGEST_REAL, "host"};
+  PetscScalar l0, l1;
+  PetscInt    nconv, its = -1;
+  int         products = -1;
+  char        text[256], detail[256];
+  PetscBool   found;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildPencil(n, MASS_DIAGONAL, &A, &B));
+  PetscCall(SetUpEPS(A, B, c, PETSC_TRUE, EPSKRYLOVSCHUR, &ref));
+  PetscCall(EPSSolve(ref));
+  PetscCall(MatCreateVecs(A, &x, NULL));
+  PetscCall(EPSGetEigenpair(ref, 0, &l0, NULL, x, NULL));
+  PetscCall(SetUpEPS(A, B, c, PETSC_TRUE, EPSCUDALANCZOS, &eps));
+  PetscCall(EPSCUDALanczosSetVerify(eps, PETSC_FALSE));
+  PetscCall(EPSSetDimensions(eps, 1, 3, PETSC_DEFAULT));
+  PetscCall(EPSSetInitialSpace(eps, 1, &x));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(EPSGetIterationNumber(eps, &its));
+  PetscCall(ViewLine(eps, "  last solve: ", text, sizeof(text), &found));
+  if (found) sscanf(text, "  last solve: %d operator applications", &products);
+  l1 = 0;
+  if (nconv > 0) PetscCall(EPSGetEigenvalue(eps, 0, &l1, NULL));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " cycle(s), %d products, lambda %.12g (krylovschur %.12g)", its, products,
+                          (double)PetscRealPart(l1), (double)PetscRealPart(l0)));
+  PetscCall(Check((PetscBool)(nconv >= 1 && its == 1 && products > 0 && PetscAbsScalar(l1 - l0) <= 1e-9 * PetscAbsScalar(l0)),
+                  "STSHIFT with a diagonal B: the initial vector enters C's space as B^1/2 x0", detail));
+  PetscCall(VecDestroy(&x));
+  PetscCall(EPSDestroy(&ref));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* A PETSc error, not a crash or an answer. */
 static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
 {
@@ -253,6 +308,10 @@ int main(int argc, char **argv)
   char        name[256];
 
   PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_CUDA)
+  /* The device-Mat cases communicate device vectors: Debian's Open MPI is not GPU-aware (PETSc stops otherwise). */
+  PetscCall(PetscOptionsSetValue(NULL, "-use_gpu_aware_mpi", "0"));
+#endif
   PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPS_GHEP with EPSCUDALANCZOS"));
   PetscCall(EPSCUDALanczosRegister());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
@@ -290,7 +349,10 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSHIFT, 3 largest", tag));
     PetscCall(RunCase(name, n, MASS_CONSISTENT, c));
     c = (Case){STSHIFT, 0, 5, EPS_LARGEST_MAGNITUDE, be};
-    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT, 5 largest magnitude", tag));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT as B^-1/2 A B^-1/2, 5 largest magnitude", tag));
+    PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
+    c = (Case){STSHIFT, 0, 4, EPS_SMALLEST_REAL, be};
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/diagonal mass, STSHIFT as B^-1/2 A B^-1/2, 4 smallest", tag));
     PetscCall(RunCase(name, n, MASS_DIAGONAL, c));
     c = (Case){STSINVERT, 50.0, 4, EPS_TARGET_MAGNITUDE, be};
     PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] stiffness/consistent mass, STSINVERT ((A - sigma B)^-1 B), 4 nearest 50 (interior)", tag));
@@ -302,6 +364,7 @@ int main(int argc, char **argv)
   device_mats = PETSC_FALSE;
   if (!has_cuda_device) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# skipped: the CUDA backend cases (no GPU)\n"));
   PetscCall(CheckProofFollowsTheSolver(n));
+  PetscCall(CheckInitialVectorOfACongruentSolve(n));
   PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
   PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
   PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
