@@ -300,13 +300,18 @@ PetscErrorCode EPSBackTransform_CUDALanczos(EPS eps)
 
 } // namespace
 
-// Whether B is diagonal: an AIJ Mat (host or CUDA) with as many stored entries as rows, none missing on
-// the diagonal. Collective.
+// Whether B is diagonal: an AIJ Mat (host or CUDA) with as many stored entries as rows, whose row sums
+// are its diagonal (B 1 = diag(B), exactly: a row of one entry sums without rounding). With N entries in N
+// rows, a row holding an off-diagonal entry either leaves another row empty or has two entries, and
+// its sum differs from its diagonal unless that entry is a stored 0 (then B is diagonal after all, with
+// a zero where a diagonal entry is missing, which EPSCUDALanczosCongruence refuses). Collective.
 PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal)
 {
-  PetscBool aij, missing = PETSC_FALSE;
+  PetscBool aij;
   MatInfo   info;
-  PetscInt  m, N;
+  PetscInt  N;
+  Vec       one, sum, d;
+  PetscReal diff;
 
   PetscFunctionBegin;
   *diagonal = PETSC_FALSE;
@@ -315,10 +320,17 @@ PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal)
   PetscCall(MatGetSize(B, &N, nullptr));
   PetscCall(MatGetInfo(B, MAT_GLOBAL_SUM, &info));
   if (info.nz_used != (PetscLogDouble)N) PetscFunctionReturn(0);
-  PetscCall(MatGetLocalSize(B, &m, nullptr));
-  if (m > 0) PetscCall(MatMissingDiagonal(B, &missing, nullptr));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, PetscObjectComm((PetscObject)B)));
-  *diagonal = missing ? PETSC_FALSE : PETSC_TRUE; // N entries, one on each row's diagonal: nothing else
+  PetscCall(MatCreateVecs(B, &one, &sum));
+  PetscCall(VecDuplicate(sum, &d));
+  PetscCall(VecSet(one, 1.0));
+  PetscCall(MatMult(B, one, sum));
+  PetscCall(MatGetDiagonal(B, d));
+  PetscCall(VecAXPY(sum, -1.0, d));
+  PetscCall(VecNorm(sum, NORM_INFINITY, &diff));
+  PetscCall(VecDestroy(&one));
+  PetscCall(VecDestroy(&sum));
+  PetscCall(VecDestroy(&d));
+  *diagonal = diff == 0 ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
