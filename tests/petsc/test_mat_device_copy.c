@@ -401,6 +401,66 @@ static PetscErrorCode DeviceBV(void)
 }
 #endif
 
+#if defined(PETSC_HAVE_CUDA)
+/* A standard problem by shift-and-invert on a device Mat: the operator is STApply, whose KSP solves on the
+   device; the CUDA backend calls it on VECCUDA placed over its basis columns (no copy to the host). The 4
+   eigenvalues nearest sigma against krylovschur with the same ST and KSP: LU by cuSPARSE on one rank, CG
+   with Jacobi on two (no parallel LU in this PETSc). */
+static PetscErrorCode ShiftAndInvertOnDevice(void)
+{
+  Mat         A;
+  PetscReal   lambda[2][4] = {{0}};
+  PetscInt    nconv[2] = {0, 0};
+  PetscMPIInt size;
+  char        line[512], detail[512];
+  PetscBool   found = PETSC_FALSE;
+  PetscReal   err = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(BuildMatrix(MATAIJCUSPARSE, &A));
+  for (int ours = 0; ours < 2; ++ours) {
+    EPS eps;
+    ST  st;
+    KSP ksp;
+    PC  pc;
+    PetscCall(CreateEPS(A, EPS_HEP, ours ? EPSCUDALANCZOS : EPSKRYLOVSCHUR, &eps));
+    PetscCall(EPSSetDimensions(eps, 4, PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(EPSSetTarget(eps, 1.5));
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_TARGET_MAGNITUDE));
+    PetscCall(EPSSetTolerances(eps, 1e-10, 10000));
+    PetscCall(EPSGetST(eps, &st));
+    PetscCall(STSetType(st, STSINVERT));
+    PetscCall(STGetKSP(st, &ksp));
+    PetscCall(KSPGetPC(ksp, &pc));
+    if (size == 1) {
+      PetscCall(KSPSetType(ksp, KSPPREONLY));
+      PetscCall(PCSetType(pc, PCLU));
+      PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERCUSPARSE));
+    } else {
+      PetscCall(KSPSetType(ksp, KSPGMRES)); /* A - 1.5 I is indefinite */
+      PetscCall(PCSetType(pc, PCJACOBI));
+      PetscCall(KSPSetTolerances(ksp, 1e-14, 1e-50, PETSC_DEFAULT, 100000));
+    }
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSGetConverged(eps, &nconv[ours]));
+    for (PetscInt i = 0; i < PetscMin(nconv[ours], 4); ++i) {
+      PetscScalar l;
+      PetscCall(EPSGetEigenvalue(eps, i, &l, NULL));
+      lambda[ours][i] = PetscRealPart(l);
+    }
+    if (ours) PetscCall(ViewLine(eps, "operator: STApply on the device", line, sizeof(line), &found));
+    PetscCall(EPSDestroy(&eps));
+  }
+  for (PetscInt i = 0; i < 4; ++i) err = PetscMax(err, PetscAbsReal(lambda[1][i] - lambda[0][i]) / PetscAbsReal(lambda[0][i]));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " converged (krylovschur %" PetscInt_FMT "), largest relative difference %.2e; %s",
+                          nconv[1], nconv[0], (double)err, found ? line : "-eps_view: the operator is not STApply on the device"));
+  PetscCall(Check((PetscBool)(nconv[1] >= 4 && nconv[0] >= 4 && err < 1e-8 && found), "device Mat, STSINVERT: STApply on the device", detail));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+#endif
+
 #if defined(CUDALANCZOS_TEST_CUDA)
 /* On the CUDA backend: MatDestroy gives the Mat's device copy back (the EPS already gone). */
 static PetscErrorCode MatDestroyFreesTheCopy(void)
@@ -471,6 +531,7 @@ int main(int argc, char **argv)
     }
   }
   if (devices > 0) PetscCall(DeviceBV());
+  if (devices > 0 && !device_bv_only) PetscCall(ShiftAndInvertOnDevice());
 #endif
   if (device_bv_only) goto done;
   PetscCall(TwoSolversShareAMat());
