@@ -244,14 +244,15 @@ int main(int argc, char **argv)
   PetscCall(PetscTime(&t1));
   if (solves > 1) { /* -solves N: N - 1 re-solves on the same EPS after EPSSetOperators with the same K, M (the
                        ST set up again: a shift-and-invert factorization included, for every solver alike), their median */
-    PetscLogDouble *times, tr0, tr1;
+    PetscReal     *times;
+    PetscLogDouble tr0, tr1;
     PetscCall(PetscMalloc1(solves - 1, &times));
     for (i = 0; i < solves - 1; ++i) {
       PetscCall(PetscTime(&tr0));
       PetscCall(EPSSetOperators(eps, K, M));
       PetscCall(EPSSolve(eps));
       PetscCall(PetscTime(&tr1));
-      times[i] = tr1 - tr0;
+      times[i] = (PetscReal)(tr1 - tr0);
     }
     PetscCall(PetscSortReal(solves - 1, times));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solve times: first %.6f s, re-solve median %.6f s of %" PetscInt_FMT "\n", t1 - t0,

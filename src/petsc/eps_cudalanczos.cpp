@@ -116,6 +116,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     PetscCall(EPSCUDALanczosIsDiagonal(B, &ctx->congruence));
   }
   if (eps->isgeneralized && !ctx->congruence) isshift = PETSC_FALSE;
+  if (!ctx->congruence) { // a C kept from an earlier problem is not needed any more
+    PetscCall(MatDestroy(&ctx->congruent));
+    PetscCall(VecDestroy(&ctx->b_isqrt));
+  }
 
   ctx->block_eff  = ctx->block_size == PETSC_DEFAULT ? 1 : ctx->block_size;
   ctx->block_auto = PETSC_FALSE;
@@ -289,16 +293,14 @@ PetscErrorCode EPSBackTransform_CUDALanczos(EPS eps)
   PetscFunctionReturn(0);
 }
 
-// Builds the backend for this solve: CUDA when chosen and possible, otherwise the host. Also fills
-// ctx->shift: the shift the driver must apply itself (an uploaded matrix is A, not A - sigma I).
+} // namespace
+
 // A generalized problem with STSHIFT and a diagonal B (a lumped mass matrix, say) is the standard problem of
 // C = B^-1/2 A B^-1/2: y = B^1/2 x turns A x = lambda B x into C y = lambda y, and Lanczos on C in the
 // Euclidean inner product is Lanczos on B^-1 A in the B-inner product, vector for vector (V = B^-1/2 Y).
 // Solved that way, a step is one product with C (on the device where C is), with no solve with B and no
 // products with B, and the start vector is uniform on the sphere of the inner product C is self-adjoint
 // in, which the verification's certificate assumes (docs/algorithm.md, Generalized problems).
-
-} // namespace
 
 // Whether B is diagonal: an AIJ Mat (host or CUDA) with as many stored entries as rows, whose row sums
 // are its diagonal (B 1 = diag(B), exactly: a row of one entry sums without rounding). With N entries in N
@@ -384,6 +386,8 @@ PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
 
 namespace {
 
+// Builds the backend for this solve: CUDA when chosen and possible, otherwise the host. Also fills
+// ctx->shift: the shift the driver must apply itself (an uploaded matrix is A, not A - sigma I).
 PetscErrorCode EPSCUDALanczosCreateBackend(EPS eps, Reducer reduce, PetscInt rstart, const STOperator &hostop, std::shared_ptr<Backend> &backend)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -487,8 +491,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.initial_vector      = eps->nini > 0;
   s.verify              = ctx->verify ? true : false;
   { // STSHIFT's back-transform adds the shift: a translation, which the verification certificate needs.
-    // Not with a B-inner product (with a diagonal B the solve is Euclidean on C): the certificate's probability bound is for a start vector uniform on the unit sphere
-    // of the inner product the operator is self-adjoint in; our start vector's components in B's
+    // Not in a B-inner product (a diagonal B's solve is Euclidean, on C): the certificate's probability
+    // bound is for a start vector uniform on the unit sphere of the inner product the operator is
+    // self-adjoint in; our start vector's components in B's
     // eigenvector basis are skewed by up to cond(B), which the bound does not know. A verification
     // round then ends only on convergence (docs/algorithm.md, "Generalized problems").
     PetscBool isshift;
@@ -614,7 +619,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
         PetscCallCXX(cudalanczos::cuda::wait_for_stream(*backend, petsc));
       }
 #endif
-      apply_b = [dop](Backend &inner, int src, int dst) { cudalanczos::cuda::apply_to_columns(inner, *dop, src, dst); };
+      apply_b = [dop](Backend &basis, int src, int dst) { cudalanczos::cuda::apply_to_columns(basis, *dop, src, dst); };
       PetscCallCXX(ctx->b_desc = "on the device: " + dop->description() +
                                  (dop->in_place() ? "" : b_uploaded ? "; copied from the host Mat by this solve, kept with the Mat" : "; the Mat's device copy"));
     }
