@@ -485,7 +485,40 @@ PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr
   PetscCallCXX(op->reset());
   *uploaded = 0;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
-  if (size > 1 || device < 0) PetscFunctionReturn(0);
+  if (size > 1) { // row-distributed (cuda_distributed.cpp): every rank takes the same path, its products are collective
+    PetscBool mpi, in_place = PETSC_FALSE, usable = device >= 0 ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &mpi, MATMPIAIJ, MATMPIAIJCUSPARSE, MATMPIDENSE, MATMPIDENSECUDA, ""));
+    if (!mpi) PetscFunctionReturn(0); // the same type on every rank
+#if defined(PETSC_HAVE_CUDA)
+    PetscBool cudaaij, cudadense;
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJCUSPARSE, &cudaaij));
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIDENSECUDA, &cudadense));
+    if (cudaaij || cudadense) { // on the device: used in place where it is on the solve's device on every rank
+      int data_device;
+      PetscCall(DistributedDeviceData(B, cudadense, device, &in_place, &data_device));
+      if (in_place && data_device != device) usable = PETSC_FALSE;
+    }
+#endif
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &usable, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+    if (!usable) PetscFunctionReturn(0);
+    std::shared_ptr<const void> copy;
+    PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
+    if (!copy) {
+      if (!in_place) PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+      PetscCall(EPSCUDALanczosUploadDistributed(eps, B, device, in_place, &copy));
+      if (!in_place) PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+      if (!copy) PetscFunctionReturn(0); // row and column layouts differ: through the host
+      const std::size_t bytes = static_cast<const cuda::DeviceOperator *>(copy.get())->device_bytes();
+      if (!in_place) {
+        *uploaded = bytes;
+        PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+      }
+      PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, copy, bytes, in_place));
+    }
+    PetscCallCXX(*op = std::move(copy));
+    PetscFunctionReturn(0);
+  }
+  if (device < 0) PetscFunctionReturn(0);
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSE, &isdense));
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
   std::shared_ptr<const void> copy;

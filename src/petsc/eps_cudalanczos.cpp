@@ -629,7 +629,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       ctx->b_desc = "MatMult on the host basis";
     } else if (!bop) { // a device basis: through the host (two copies of a column per product)
       PetscCallCXX(apply_b = host_round_trip([bprod](const PetscScalar *x, PetscScalar *y) { bprod(x, y); }));
-      ctx->b_desc = "MatMult on the host, columns copied per product (B of another type, or on several processes)";
+      ctx->b_desc = "MatMult on the host, columns copied per product (B of a type not taken to the device)";
     }
     PetscCallCXX(binner = std::make_unique<BInnerProductBackend>(*backend, std::move(apply_b)));
   }

@@ -192,8 +192,10 @@ PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda:
 /// B of a generalized problem as an operator on `device` for the B-inner products (cuda::apply_to_columns):
 /// B's device copy when current (composed on B, like A's), a CUDA PETSc's MATSEQAIJCUSPARSE or
 /// MATSEQDENSECUDA on that device used in place, or an upload of a MATSEQAIJ / MATSEQDENSE composed on B
-/// (`uploaded`: its bytes; 0 otherwise). Null on several processes and for other types or devices: B's
-/// products then go through the host. One process.
+/// (`uploaded`: its bytes; 0 otherwise); on several processes the row-distributed operator of a MATMPIAIJ /
+/// MATMPIDENSE (uploaded) or of their CUDA types (in place), whose products exchange ghosts and so are
+/// collective. Null for other types, or a B on another device: B's products then go through the host.
+/// Collective.
 PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded);
 /// Device memory held by the process's pooled backend (EPSCUDALanczosReturnBackend): its basis and scratch.
 std::size_t EPSCUDALanczosPooledBackendBytes() noexcept;
