@@ -1019,6 +1019,79 @@ TEST(Counts, OneCycleForAnIsolatedLargestValue)
   EXPECT_EQ(off.discarded_steps, 0);
 }
 
+/// The host backend, forwarded, counting block projections against the whole basis (first column 0,
+/// more columns than a window of two blocks): the block step's full Gram-Schmidt passes.
+class FullPassCountingBackend final : public Backend {
+public:
+  FullPassCountingBackend(Backend &inner, int block) : b_(inner), block_(block) {}
+  std::string name() const override { return "counting(" + b_.name() + ")"; }
+  index_t local_size() const override { return b_.local_size(); }
+  index_t global_size() const override { return b_.global_size(); }
+  void resize_basis(int ncols) override { b_.resize_basis(ncols); }
+  int basis_columns() const override { return b_.basis_columns(); }
+  void set_random(int j, std::uint64_t seed) override { b_.set_random(j, seed); }
+  void set_column(int j, const Scalar *x) override { b_.set_column(j, x); }
+  void get_column(int j, Scalar *x) const override { b_.get_column(j, x); }
+  void apply_operator(int src, int dst) override { b_.apply_operator(src, dst); }
+  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
+  void project(int first, int k, int col, Scalar *out) override { b_.project(first, k, col, out); }
+  double subtract(int first, int k, const Scalar *coef, int col) override { return b_.subtract(first, k, coef, col); }
+  void update(int first, int k, const Scalar *coef, int col) override { b_.update(first, k, coef, col); }
+  void scale(int col, double alpha) override { b_.scale(col, alpha); }
+  void combine(int first, int k, const Scalar *coef, int dst) override { b_.combine(first, k, coef, dst); }
+  void rotate(int k, int m, const Scalar *Q, int ldq) override { b_.rotate(k, m, Q, ldq); }
+  void copy_column(int src, int dst) override { b_.copy_column(src, dst); }
+  void apply_operator_block(int src, int dst, int b) override
+  {
+    b_.apply_operator_block(src, dst, b);
+    ++operator_blocks;
+  }
+  void project_block(int first, int k, int col, int b, Scalar *out) override
+  {
+    b_.project_block(first, k, col, b, out);
+    if (first == 0 && k > 2 * block_) ++full_projections;
+  }
+  void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override { b_.update_block(first, k, C, ldc, col, b); }
+  void transform_block(int col, int b, const Scalar *M, int ldm) override { b_.transform_block(col, b, M, ldm); }
+
+  long operator_blocks = 0, full_projections = 0;
+
+private:
+  Backend &b_;
+  int block_;
+};
+
+TEST(BlockSteps, AWindowAndOneFullPassPerStepAwayFromRestarts)
+{
+  // A block from the operator has most of its length on the last two blocks: after they are projected
+  // out, one pass over the whole basis leaves rounding-level components, and a second is run only where
+  // the pass took a column below half its squared length (after a restart, where the arrow couples the
+  // block to every kept vector). Two full passes on every step read the basis twice as often.
+  const int n = 600;
+  const Dense A = uniform_symmetric(n, 5);
+  for (int nev : {1, 10, 20}) {
+    Settings s = default_settings(n, nev, Which::LargestAlgebraic);
+    s.block_size = 4;
+    s.ncv = nev + 8 * s.block_size; // short cycles: several restarts
+    SCOPED_TRACE("nev " + std::to_string(nev));
+    HostBackend host(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+    FullPassCountingBackend b(host, s.block_size);
+    b.resize_basis(basis_columns_needed(s));
+    Solved sol;
+    sol.result = solve(b, s, {});
+    for (std::size_t j = 0; j < sol.result.eigenvalues.size(); ++j) {
+      SVec x(A.n);
+      b.get_column(static_cast<int>(j), x.data());
+      sol.vectors.push_back(std::move(x));
+    }
+    check_solution(A, s, sol);
+    EXPECT_EQ(sol.result.reason, Reason::Converged);
+    EXPECT_GT(b.operator_blocks, 5);
+    EXPECT_LE(b.full_projections, b.operator_blocks + b.operator_blocks / 4)
+        << b.full_projections << " full passes in " << b.operator_blocks << " block steps";
+  }
+}
+
 TEST(BlockSteps, InvalidSettingsThrowAndSmallProblemsFallBack)
 {
   const Dense A = diagonal({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
