@@ -83,6 +83,41 @@ PetscErrorCode TakeCurrentCopy(EPS eps, Mat A, int device, PetscBool *current)
   PetscFunctionReturn(0);
 }
 
+// Makes the device operator of M on `device` and composes it on M for the next solve: a SEQDENSE (`isdense`)
+// or SEQAIJ uploaded from its host arrays, or (`distributed`) an MPIAIJ / MPIDENSE row-distributed
+// (cuda_distributed.cpp), from its host arrays or, `in_place`, on a CUDA PETSc's device arrays of its
+// MPI CUDA type. An in-place set-up reads what PETSc wrote, so it is ordered after PETSc's stream. *op
+// stays null where a distributed M's row and column layouts differ. *uploaded: the bytes that moved
+// to the device (0 in place). The one way the matrix A and the B of a generalized problem get their
+// device operators. Collective for a distributed M.
+PetscErrorCode MakeDeviceOperator(EPS eps, Mat M, PetscBool isdense, PetscBool distributed, PetscBool in_place, int device,
+                                  std::shared_ptr<const void> *op, std::size_t *uploaded)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  *uploaded = 0;
+  if (!in_place) PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+#if defined(PETSC_HAVE_CUDA) // only a CUDA PETSc's device Mats are used in place
+  else PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, device));
+#endif
+  if (distributed) PetscCall(EPSCUDALanczosUploadDistributed(eps, M, device, in_place, op));
+  else {
+    std::shared_ptr<const cuda::DeviceOperator> made;
+    PetscCall(MatCUDALanczosUpload(M, isdense, Flavor(ctx->kernels), device, &made));
+    PetscCallCXX(*op = std::move(made));
+  }
+  if (!in_place) PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
+  if (!*op) PetscFunctionReturn(0);
+  const std::size_t bytes = static_cast<const cuda::DeviceOperator *>(op->get())->device_bytes();
+  if (!in_place) {
+    *uploaded = bytes;
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+  }
+  PetscCall(MatCUDALanczosSetDeviceCopy(M, (int)ctx->kernels, device, *op, bytes, in_place));
+  PetscFunctionReturn(0);
+}
+
 #if defined(PETSC_HAVE_CUDA)
 static_assert(sizeof(PetscInt) == sizeof(int), "PETSc's device CSR arrays are used in place as the operators' 32-bit indices");
 
@@ -128,6 +163,24 @@ PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
   PetscFunctionReturn(0);
 }
 
+// The device operator of a MATSEQDENSECUDA / MATSEQAIJCUSPARSE on its own device arrays `d` (nothing copied),
+// on the device they are on, composed on M for the next solve. Its set-up (the cuSPARSE analysis reads the
+// matrix, on the legacy default stream) is ordered after PETSc's writes to M by an event.
+PetscErrorCode MakeInPlaceOperator(EPS eps, Mat M, PetscBool isdense, const DeviceMatData &d, std::shared_ptr<const void> *op)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  std::shared_ptr<cuda::DeviceOperator> made;
+  const char *origin = "PETSc's device array";
+
+  PetscFunctionBegin;
+  PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, d.device));
+  if (isdense) PetscCallCXX(made = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), d.device, origin));
+  else PetscCallCXX(made = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), d.device, origin));
+  PetscCall(MatCUDALanczosSetDeviceCopy(M, (int)ctx->kernels, d.device, made, made->device_bytes(), PETSC_TRUE));
+  PetscCallCXX(*op = std::move(made));
+  PetscFunctionReturn(0);
+}
+
 // ctx->device_op on A's own device data, used in place (nothing copied; 0 uploaded bytes): the operator
 // composed on A when A's state is unchanged since it was made (this EPS's cached backend then stays), else
 // a new one, composed on A for the next solve. Its device is the one A's data is on. PETSc queues its
@@ -146,14 +199,7 @@ PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatDa
   PetscBool current = PETSC_FALSE;
   PetscCall(TakeCurrentCopy(eps, A, d.device, &current)); // a stale one (its pointers may be gone) is let go
   if (current) PetscFunctionReturn(0);
-  PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, d.device));
-  std::shared_ptr<const cuda::DeviceOperator> op;
-  const char *origin = "PETSc's device array";
-  if (isdense) PetscCallCXX(op = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), d.device, origin));
-  else PetscCallCXX(op = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), d.device, origin));
-  PetscCallCXX(ctx->device_op = std::move(op));
-  const auto *made = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
-  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, d.device, ctx->device_op, made->device_bytes(), PETSC_TRUE));
+  PetscCall(MakeInPlaceOperator(eps, A, isdense, d, &ctx->device_op));
   PetscFunctionReturn(0);
 }
 
@@ -207,11 +253,9 @@ PetscErrorCode UseDistributedDeviceMat(EPS eps, Mat A, int data_device)
              ctx->device, ((PetscObject)A)->type_name, data_device, data_device);
   PetscCall(TakeCurrentCopy(eps, A, data_device, &current));
   if (current) PetscFunctionReturn(0);
-  PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, data_device));
-  PetscCall(EPSCUDALanczosUploadDistributed(eps, A, data_device, PETSC_TRUE, &ctx->device_op));
-  if (!ctx->device_op) PetscFunctionReturn(0); // row and column layouts differ (on every rank alike): STApply, as for MPIAIJ
-  const auto *made = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
-  PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, data_device, ctx->device_op, made->device_bytes(), PETSC_TRUE));
+  std::size_t uploaded; // 0: in place
+  // Left null where row and column layouts differ (on every rank alike): STApply, as for MPIAIJ.
+  PetscCall(MakeDeviceOperator(eps, A, PETSC_FALSE, PETSC_TRUE, PETSC_TRUE, data_device, &ctx->device_op, &uploaded));
   PetscFunctionReturn(0);
 }
 #endif
@@ -284,21 +328,9 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
   PetscCall(TakeCurrentCopy(eps, A, device, &current));
   if (current) PetscFunctionReturn(0);
 
-  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-  if (ismpiaij || ismpidense) { // this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp)
-    PetscCall(EPSCUDALanczosUploadDistributed(eps, A, device, PETSC_FALSE, &ctx->device_op));
-  } else {
-    std::shared_ptr<const cuda::DeviceOperator> op;
-    PetscCall(MatCUDALanczosUpload(A, isdense, Flavor(ctx->kernels), device, &op));
-    PetscCallCXX(ctx->device_op = std::move(op));
-  }
-  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-  if (ctx->device_op) {
-    const auto *op = static_cast<const cuda::DeviceOperator *>(ctx->device_op.get());
-    PetscCallCXX(ctx->uploaded_bytes = op->device_bytes());
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)ctx->uploaded_bytes));
-    PetscCall(MatCUDALanczosSetDeviceCopy(A, (int)ctx->kernels, device, ctx->device_op, ctx->uploaded_bytes, PETSC_FALSE));
-  }
+  // MPIAIJ / MPIDENSE: this rank's rows on its device, ghosts exchanged per product (cuda_distributed.cpp).
+  const PetscBool distributed = ismpiaij || ismpidense ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(MakeDeviceOperator(eps, A, isdense, distributed, PETSC_FALSE, device, &ctx->device_op, &ctx->uploaded_bytes));
   PetscFunctionReturn(0);
 }
 
@@ -501,27 +533,14 @@ PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr
 #endif
     PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &usable, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
     if (!usable) PetscFunctionReturn(0);
-    std::shared_ptr<const void> copy;
-    PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
-    if (!copy) {
-      if (!in_place) PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-      PetscCall(EPSCUDALanczosUploadDistributed(eps, B, device, in_place, &copy));
-      if (!in_place) PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-      if (!copy) PetscFunctionReturn(0); // row and column layouts differ: through the host
-      const std::size_t bytes = static_cast<const cuda::DeviceOperator *>(copy.get())->device_bytes();
-      if (!in_place) {
-        *uploaded = bytes;
-        PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
-      }
-      PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, copy, bytes, in_place));
-    }
-    PetscCallCXX(*op = std::move(copy));
+    PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, op));
+    // Left null where row and column layouts differ: through the host.
+    if (!*op) PetscCall(MakeDeviceOperator(eps, B, PETSC_FALSE, PETSC_TRUE, in_place, device, op, uploaded));
     PetscFunctionReturn(0);
   }
   if (device < 0) PetscFunctionReturn(0);
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSE, &isdense));
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
-  std::shared_ptr<const void> copy;
 #if defined(PETSC_HAVE_CUDA)
   PetscBool iscudadense, iscudaaij, bound = PETSC_FALSE;
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSECUDA, &iscudadense));
@@ -533,17 +552,8 @@ PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr
       PetscCall(GetDeviceMatData(B, iscudadense, &d));
       if (d.device >= 0 && d.device != device) PetscFunctionReturn(0); // B lives on another device: through the host
       if (d.device == device) {
-        PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
-        if (!copy) {
-          std::shared_ptr<cuda::DeviceOperator> made;
-          PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, device)); // the set-up reads what PETSc wrote
-          const char *origin = "PETSc's device array";
-          if (iscudadense) PetscCallCXX(made = cuda::make_dense_operator_on_device(d.dense, Flavor(ctx->kernels), device, origin));
-          else PetscCallCXX(made = cuda::make_csr_operator_on_device(d.csr, Flavor(ctx->kernels), device, origin));
-          PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, made, made->device_bytes(), PETSC_TRUE));
-          PetscCallCXX(copy = std::move(made));
-        }
-        PetscCallCXX(*op = std::move(copy));
+        PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, op));
+        if (!*op) PetscCall(MakeInPlaceOperator(eps, B, iscudadense, d, op));
         PetscFunctionReturn(0);
       }
     }
@@ -552,18 +562,8 @@ PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr
   }
 #endif
   if (!isdense && !isaij) PetscFunctionReturn(0);
-  PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, &copy));
-  if (!copy) {
-    std::shared_ptr<const cuda::DeviceOperator> made;
-    PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-    PetscCall(MatCUDALanczosUpload(B, isdense, Flavor(ctx->kernels), device, &made));
-    PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Upload, eps, 0, 0, 0));
-    PetscCallCXX(*uploaded = made->device_bytes());
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)*uploaded));
-    PetscCall(MatCUDALanczosSetDeviceCopy(B, (int)ctx->kernels, device, made, *uploaded, PETSC_FALSE));
-    PetscCallCXX(copy = std::move(made));
-  }
-  PetscCallCXX(*op = std::move(copy));
+  PetscCall(MatCUDALanczosGetDeviceCopy(B, (int)ctx->kernels, device, op));
+  if (!*op) PetscCall(MakeDeviceOperator(eps, B, isdense, PETSC_FALSE, PETSC_FALSE, device, op, uploaded));
   PetscFunctionReturn(0);
 }
 #endif
