@@ -10,6 +10,7 @@
 #include "core/constrained_backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "core/symmetric_eigen.hpp"
+#include "forwarding_backend.hpp"
 #include "host/host_backend.hpp"
 #include "test_support.hpp"
 
@@ -24,6 +25,7 @@
 namespace {
 
 using namespace cudalanczos;
+using cudalanczos::testing::ForwardingBackend;
 using cudalanczos::testing::Rng;
 using C = std::complex<double>;
 using CVec = std::vector<C>;
@@ -212,24 +214,9 @@ TEST(ComplexHostBackend, ProductsConjugateTheLeftFactor)
   EXPECT_LE(std::abs(out[1] - dot(v[1], v[2])), 1e-15);
   // The default project_with (two project calls) agrees.
   {
-    struct Plain final : Backend { // forwards everything but project_with, which stays Backend's
-      HostBackend &h;
-      explicit Plain(HostBackend &h_) : h(h_) {}
+    struct Plain final : ForwardingBackend { // forwards everything but project_with, which stays Backend's
+      using ForwardingBackend::ForwardingBackend;
       std::string name() const override { return "plain"; }
-      index_t local_size() const override { return h.local_size(); }
-      index_t global_size() const override { return h.global_size(); }
-      void resize_basis(int c) override { h.resize_basis(c); }
-      int basis_columns() const override { return h.basis_columns(); }
-      void set_random(int j, std::uint64_t s) override { h.set_random(j, s); }
-      void set_column(int j, const Scalar *x) override { h.set_column(j, x); }
-      void get_column(int j, Scalar *x) const override { h.get_column(j, x); }
-      void apply_operator(int s, int d) override { h.apply_operator(s, d); }
-      void project(int f, int k, int c, Scalar *o) override { h.project(f, k, c, o); }
-      double subtract(int f, int k, const Scalar *c, int col) override { return h.subtract(f, k, c, col); }
-      void scale(int c, double a) override { h.scale(c, a); }
-      void combine(int f, int k, const Scalar *c, int d) override { h.combine(f, k, c, d); }
-      void rotate(int k, int m, const Scalar *Q, int ldq) override { h.rotate(k, m, Q, ldq); }
-      void copy_column(int s, int d) override { h.copy_column(s, d); }
     } plain(b);
     C out2[2];
     plain.project_with(0, 1, 1, 2, out2);

@@ -27,6 +27,7 @@
 #include "core/lanczos_driver.hpp"
 #include "host/host_backend.hpp"
 #include "eager_queue_backend.hpp"
+#include "forwarding_backend.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -1021,26 +1022,12 @@ TEST(Counts, OneCycleForAnIsolatedLargestValue)
 
 /// The host backend, forwarded, counting block projections against the whole basis (first column 0,
 /// more columns than a window of two blocks): the block step's full Gram-Schmidt passes.
-class FullPassCountingBackend final : public Backend {
+class FullPassCountingBackend final : public ForwardingBackend {
 public:
-  FullPassCountingBackend(Backend &inner, int block) : b_(inner), block_(block) {}
+  FullPassCountingBackend(Backend &inner, int block) : ForwardingBackend(inner), block_(block) {}
   std::string name() const override { return "counting(" + b_.name() + ")"; }
-  index_t local_size() const override { return b_.local_size(); }
-  index_t global_size() const override { return b_.global_size(); }
-  void resize_basis(int ncols) override { b_.resize_basis(ncols); }
-  int basis_columns() const override { return b_.basis_columns(); }
-  void set_random(int j, std::uint64_t seed) override { b_.set_random(j, seed); }
-  void set_column(int j, const Scalar *x) override { b_.set_column(j, x); }
-  void get_column(int j, Scalar *x) const override { b_.get_column(j, x); }
-  void apply_operator(int src, int dst) override { b_.apply_operator(src, dst); }
   void set_operator_scale(int e) override { b_.set_operator_scale(e); }
-  void project(int first, int k, int col, Scalar *out) override { b_.project(first, k, col, out); }
-  double subtract(int first, int k, const Scalar *coef, int col) override { return b_.subtract(first, k, coef, col); }
   void update(int first, int k, const Scalar *coef, int col) override { b_.update(first, k, coef, col); }
-  void scale(int col, double alpha) override { b_.scale(col, alpha); }
-  void combine(int first, int k, const Scalar *coef, int dst) override { b_.combine(first, k, coef, dst); }
-  void rotate(int k, int m, const Scalar *Q, int ldq) override { b_.rotate(k, m, Q, ldq); }
-  void copy_column(int src, int dst) override { b_.copy_column(src, dst); }
   void apply_operator_block(int src, int dst, int b) override
   {
     b_.apply_operator_block(src, dst, b);
@@ -1057,7 +1044,6 @@ public:
   long operator_blocks = 0, full_projections = 0;
 
 private:
-  Backend &b_;
   int block_;
 };
 
