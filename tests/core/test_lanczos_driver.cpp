@@ -1062,14 +1062,7 @@ TEST(BlockSteps, AWindowAndOneFullPassPerStepAwayFromRestarts)
     SCOPED_TRACE("nev " + std::to_string(nev));
     HostBackend host(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
     FullPassCountingBackend b(host, s.block_size);
-    b.resize_basis(basis_columns_needed(s));
-    Solved sol;
-    sol.result = solve(b, s, {});
-    for (std::size_t j = 0; j < sol.result.eigenvalues.size(); ++j) {
-      SVec x(A.n);
-      b.get_column(static_cast<int>(j), x.data());
-      sol.vectors.push_back(std::move(x));
-    }
+    const Solved sol = solve_on(b, s);
     check_solution(A, s, sol);
     EXPECT_EQ(sol.result.reason, Reason::Converged);
     EXPECT_GT(b.operator_blocks, 5);
@@ -1132,14 +1125,7 @@ Solved run_solver_eager(const Dense &A, const Settings &s, int &queued_calls)
 {
   HostBackend host(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   EagerQueueBackend b(host);
-  b.resize_basis(basis_columns_needed(s));
-  Solved out;
-  out.result = solve(b, s, {});
-  for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    SVec x(A.n);
-    b.get_column(static_cast<int>(j), x.data());
-    out.vectors.push_back(std::move(x));
-  }
+  Solved out = solve_on(b, s);
   queued_calls = b.queued_calls;
   return out;
 }

@@ -165,18 +165,24 @@ struct Solved {
   std::vector<std::vector<Scalar>> vectors; // the returned basis columns, one per returned eigenvalue
 };
 
-inline Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
+/// A solve on backend b (its basis sized for s), and the vectors it returned.
+inline Solved solve_on(Backend &b, const Settings &s, const Callbacks &cb = {})
 {
-  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(basis_columns_needed(s));
   Solved out;
   out.result = solve(b, s, cb);
   for (std::size_t j = 0; j < out.result.eigenvalues.size(); ++j) {
-    std::vector<Scalar> x(static_cast<std::size_t>(A.n));
+    std::vector<Scalar> x(static_cast<std::size_t>(b.local_size()));
     b.get_column(static_cast<int>(j), x.data());
     out.vectors.push_back(std::move(x));
   }
   return out;
+}
+
+inline Solved run_solver(const Dense &A, const Settings &s, const Callbacks &cb = {})
+{
+  HostBackend b(A.n, A.n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+  return solve_on(b, s, cb);
 }
 
 } // namespace cudalanczos::testing
