@@ -137,7 +137,7 @@ gpu-pack: build
 	-cp $(BUILD)/tests/cuda/test_cuda_backend $(BUILD)/tests/cuda/test_cuda_kernels gpucarry/tests/cuda/
 	cp $$(find $(BUILD)/tests/petsc -maxdepth 1 -type f -name 'test_*' -executable) gpucarry/tests/petsc/
 	cp $$(find $(BUILD)/examples -maxdepth 1 -type f -executable) gpucarry/examples/
-	-cp $(BUILD)/bench/bench_cudalanczos $(BUILD)/bench/bench_multigpu gpucarry/bench/
+	-cp $(BUILD)/bench/bench_cudalanczos $(BUILD)/bench/bench_step $(BUILD)/bench/bench_multigpu gpucarry/bench/
 	-cp $(BUILD)/bench/peers/bench_eps $(BUILD)/bench/peers/krylov_floor $(BUILD)/bench/peers/gen_matrices gpucarry/bench/peers/
 	# A PETSc/SLEPc that is not the system's (BUILD=$(BUILD_PETSC_CUDA), against $(PETSC_CUDA_PREFIX)) travels
 	# as gpucarry/petsc-libs.tar.xz (36 MB of libpetsc become 9: a carry stays under 64 MiB), unpacked by

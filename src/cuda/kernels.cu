@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -27,7 +28,7 @@ namespace {
 constexpr int kThreads = 256;             // every kernel: 8 warps, enough for one block to hide latency
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxPartials = 1024;        // blocks in a reduction's first pass (bounds the workspace)
-constexpr int kDotColumns = 8;            // columns of V per multi-dot block: 9 accumulators in registers
+constexpr int kDotColumns = 8;            // columns of V per multi-dot block (multi_dot_kernel's KC)
 constexpr int kGemvTile = 512;            // entries of x staged in shared memory per step (4 KB)
 constexpr int kGemvMinColumns = 64;       // a block takes at least 64 columns (8 per warp) of a split
 constexpr int kGemvDefaultRowGroups = 1;  // 64-row tiles: 128/256 rows measured within 1.5 % (bench/results)
@@ -593,11 +594,20 @@ __device__ __forceinline__ V warp_sum_of(const V *p, int count)
   return warp_sum(s);
 }
 
-// Block (bx, by) takes columns by*8 .. by*8+7 of V over a grid-stride share of the rows; the blocks of
-// by = 0 also accumulate w.w. partial[(column) * gridDim.x + bx], w.w at column k. With a window
-// (win.kl > 0) every block works on w - V[:, lo:lo+kl] g instead of w, formed in registers in the order
-// subtract_kernel forms it, and w is not written. The last block of each column chunk adds the chunk's
-// partials in block order into out; counters[by] counts the chunk's finished blocks.
+// The columns come in chunks of KC; block b takes chunk c = b % chunks (columns c*KC .. c*KC+KC-1 of V) over
+// the grid-stride share of the rows of bx = b / chunks, one of nb = gridDim.x / chunks blocks per chunk;
+// the blocks of chunk 0 also accumulate w.w. partial[(column) * nb + bx], w.w at column k. The chunks of
+// one bx are neighbours in launch order, so they read the same rows of w (and of the window) at about the
+// same time: the second chunk's reads of them hit L2 (the chunk as blockIdx.y instead ran the chunks one
+// after the other, each reading w from memory). With a window (win.kl > 0) every block works on
+// w - V[:, lo:lo+kl] g instead of w, formed in registers in the order subtract_kernel forms it, and w is
+// not written. The last block of each chunk adds the chunk's partials in block order into out;
+// counters[c] counts the chunk's finished blocks. KC sets the accumulators a thread holds: 8 columns, or 2
+// where k <= 2 (the window's own projection: 40 registers instead of 64, 54 instead of 92 with complex
+// scalars, so more blocks stay resident; 1.2-1.4x faster on an H200 at 2 * 10^6 rows,
+// bench/results/2026-12-02-h200-step-kernels.md). Four columns a chunk with complex scalars (64 registers)
+// were 3-11 % slower than eight from k = 8 up, the extra chunks' reads of w costing more than the
+// occupancy gained.
 struct Window {
   int lo = 0, kl = 0;        ///< the window's columns of V (kl <= 2)
   const DScalar *g = nullptr; ///< its coefficients (device, kl entries)
@@ -623,37 +633,40 @@ __device__ __forceinline__ void subtract_window(const Window &win, DScalar g0, D
   }
 }
 
-template <int W>
+template <int W, int KC>
 __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, const DScalar *__restrict__ V,
                                                              index_t ldv, const DScalar *__restrict__ w, Window win,
                                                              DScalar *__restrict__ partial, unsigned *counters,
                                                              DScalar *__restrict__ out, Gate gate)
 {
-  __shared__ DScalar red[kDotColumns + 1][kWarps];
+  __shared__ DScalar red[KC + 1][kWarps];
   if (!gate_open(gate)) return;
-  const int c0 = blockIdx.y * kDotColumns;
-  const int kc = min(kDotColumns, k - c0); // <= 0 only when k = 0
-  const bool with_ww = blockIdx.y == 0;
+  const int chunks = max(1, (k + KC - 1) / KC);
+  const int chunk = static_cast<int>(blockIdx.x) % chunks, bx = static_cast<int>(blockIdx.x) / chunks;
+  const int nb = static_cast<int>(gridDim.x) / chunks;
+  const int c0 = chunk * KC;
+  const int kc = min(KC, k - c0); // <= 0 only when k = 0
+  const bool with_ww = chunk == 0;
   const DScalar *Vc = V + static_cast<index_t>(c0) * ldv;
   const DScalar *VL = V + static_cast<index_t>(win.lo) * ldv;
   // The window has at most two columns (the three-term recurrence's v_{j-1}, v_j).
   const DScalar g0 = win.kl > 0 ? win.g[0] : DScalar{}, g1 = win.kl > 1 ? win.g[1] : DScalar{};
 
-  DScalar acc[kDotColumns + 1];
+  DScalar acc[KC + 1];
 #pragma unroll
-  for (int j = 0; j <= kDotColumns; ++j) acc[j] = DScalar{};
+  for (int j = 0; j <= KC; ++j) acc[j] = DScalar{};
 
   const index_t nw = n / W;
-  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < nw; i += stride) {
+  const index_t stride = static_cast<index_t>(nb) * kThreads;
+  for (index_t i = static_cast<index_t>(bx) * kThreads + threadIdx.x; i < nw; i += stride) {
     DScalar wv[W];
     load_ro<W>(w + i * W, wv);
     subtract_window<W>(win, g0, g1, VL, ldv, i, wv);
     if (with_ww)
 #pragma unroll
-      for (int e = 0; e < W; ++e) acc[kDotColumns] = norm_add_to(wv[e], acc[kDotColumns]);
+      for (int e = 0; e < W; ++e) acc[KC] = norm_add_to(wv[e], acc[KC]);
 #pragma unroll
-    for (int j = 0; j < kDotColumns; ++j) {
+    for (int j = 0; j < KC; ++j) {
       if (j < kc) {
         DScalar vv[W];
         load_ro<W>(Vc + j * ldv + i * W, vv);
@@ -662,39 +675,39 @@ __global__ void __launch_bounds__(kThreads) multi_dot_kernel(index_t n, int k, c
       }
     }
   }
-  if (W > 1 && blockIdx.x == 0 && threadIdx.x == 0) { // the odd last entry
+  if (W > 1 && bx == 0 && threadIdx.x == 0) { // the odd last entry
     for (index_t i = nw * W; i < n; ++i) {
       DScalar wi = w[i];
       if (win.kl > 0) wi = sub_mul(g0, VL[i], wi);
       if (win.kl > 1) wi = sub_mul(g1, VL[ldv + i], wi);
-      if (with_ww) acc[kDotColumns] = norm_add_to(wi, acc[kDotColumns]);
+      if (with_ww) acc[KC] = norm_add_to(wi, acc[KC]);
       for (int j = 0; j < kc; ++j) acc[j] = conj_mul_add(Vc[j * ldv + i], wi, acc[j]);
     }
   }
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-  for (int j = 0; j <= kDotColumns; ++j) {
+  for (int j = 0; j <= KC; ++j) {
     const DScalar s = warp_sum(acc[j]);
     if (lane == 0) red[j][warp] = s;
   }
   __syncthreads();
   const int j = threadIdx.x;
-  const bool mine = (j < kc) || (j == kDotColumns && with_ww);
+  const bool mine = (j < kc) || (j == KC && with_ww);
   if (mine) {
     DScalar s{};
 #pragma unroll
     for (int w2 = 0; w2 < kWarps; ++w2) s = add(s, red[j][w2]);
-    const int column = j == kDotColumns ? k : c0 + j;
-    partial[static_cast<index_t>(column) * gridDim.x + blockIdx.x] = s;
+    const int column = j == KC ? k : c0 + j;
+    partial[static_cast<index_t>(column) * nb + bx] = s;
   }
 
-  if (!last_to_finish(counters + blockIdx.y, gridDim.x)) return;
-  // Warp c adds column c0 + c of the chunk; warp 0 also w.w (chunk 0).
-  for (int c = warp; c <= kDotColumns; c += kWarps) {
-    if (!(c < kc || (c == kDotColumns && with_ww))) continue;
-    const int column = c == kDotColumns ? k : c0 + c;
-    const DScalar s = warp_sum_of(partial + static_cast<index_t>(column) * gridDim.x, gridDim.x);
+  if (!last_to_finish(counters + chunk, static_cast<unsigned>(nb))) return;
+  // Warp c adds column c0 + c of the chunk; a warp also adds w.w (chunk 0).
+  for (int c = warp; c <= KC; c += kWarps) {
+    if (!(c < kc || (c == KC && with_ww))) continue;
+    const int column = c == KC ? k : c0 + c;
+    const DScalar s = warp_sum_of(partial + static_cast<index_t>(column) * nb, nb);
     if (lane == 0) out[column] = s;
   }
 }
@@ -873,6 +886,17 @@ __global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j,
   }
 }
 
+__global__ void __launch_bounds__(kThreads) longest_row_kernel(index_t rows, const int *__restrict__ rowptr, int *longest)
+{
+  int m = 0;
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t r = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; r < rows; r += stride)
+    m = max(m, rowptr[r + 1] - rowptr[r]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, offset));
+  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(longest, m);
+}
+
 __global__ void __launch_bounds__(kThreads) scale_kernel(index_t n, double alpha, DScalar *__restrict__ v)
 {
   const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
@@ -903,13 +927,10 @@ bool vector_ok(int k, const DScalar *V, index_t ldv, const DScalar *w, int windo
   return !kComplexScalars && aligned16(w) && ((k == 0 && window_columns == 0) || (aligned16(V) && ldv % 2 == 0));
 }
 
-/// Column chunks of a multi_dot over k columns (one counter each).
-int dot_chunks(int k) { return std::max(1, (k + kDotColumns - 1) / kDotColumns); }
-
 /// The reduction workspace starts with one counter (unsigned) per possible column chunk, whatever k:
 /// a later call with more columns must find its counters still zero, so the partials never move over
 /// them. 256 KB.
-constexpr int kMaxDotChunks = 65535; // gridDim.y
+constexpr int kMaxDotChunks = 65535; // column chunks of one multi_dot: one finish counter each
 constexpr std::size_t kCounterDoubles = (static_cast<std::size_t>(kMaxDotChunks) + 1) * sizeof(unsigned) / sizeof(double);
 
 void check_window(const char *who, int k, int lo, int kl)
@@ -938,19 +959,23 @@ void launch_multi_dot(const char *who, index_t n, int k, const DScalar *V, index
                       DScalar *out, double *workspace, cudaStream_t stream, Gate gate)
 {
   check_matrix(who, n, k, ldv);
-  const int chunks = dot_chunks(k);
+  const int kc = k <= 2 ? 2 : kDotColumns;
+  const int chunks = std::max(1, (k + kc - 1) / kc);
   if (chunks > kMaxDotChunks) throw Error(std::string(who) + ": k = " + std::to_string(k) + " is too many columns");
   const bool vec = vector_ok(k, V, ldv, w, win.kl);
   // Enough blocks for one wave in all, the column chunks sharing it.
   const int blocks = grid_for(n / (vec ? 2 : 1), std::min(kMaxPartials, std::max(1, full_wave_blocks() / chunks)));
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
+  if (static_cast<long long>(blocks) * chunks > std::numeric_limits<int>::max())
+    throw Error(std::string(who) + ": k = " + std::to_string(k) + " is too many columns");
+  const unsigned grid = static_cast<unsigned>(blocks) * static_cast<unsigned>(chunks);
   unsigned *counters = reinterpret_cast<unsigned *>(workspace);
   DScalar *partial = reinterpret_cast<DScalar *>(workspace + kCounterDoubles); // 16-byte aligned: 256 KB in
-  if (vec)
-    multi_dot_kernel<kWide><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, win, partial, counters, out, gate);
-  else
-    multi_dot_kernel<1><<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, win, partial, counters, out, gate);
-  CUDALANCZOS_CHECK_LAUNCH();
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, kThreads, 0, stream>>>(n, k, V, ldv, w, win, partial, counters, out, gate);
+    CUDALANCZOS_CHECK_LAUNCH();
+  };
+  if (kc == 2) vec ? launch(multi_dot_kernel<kWide, 2>) : launch(multi_dot_kernel<1, 2>);
+  else vec ? launch(multi_dot_kernel<kWide, kDotColumns>) : launch(multi_dot_kernel<1, kDotColumns>);
 }
 
 } // namespace
@@ -995,12 +1020,14 @@ void dense_gemv(index_t rows, index_t cols, const Scalar *A_, index_t lda, const
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
-void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values, const Scalar *x,
-              Scalar *y, cudaStream_t stream)
+
+void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t stream)
 {
-  if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
+  if (rows < 0) throw Error("longest_row: negative size");
+  CUDALANCZOS_CHECK(cudaMemsetAsync(longest, 0, sizeof(int), stream));
   if (rows == 0) return;
-  launch_row_groups<1>(lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, dev(x), 1, dev(y), rows, stream);
+  longest_row_kernel<<<grid_for(rows), kThreads, 0, stream>>>(rows, rowptr, longest);
+  CUDALANCZOS_CHECK_LAUNCH();
 }
 
 int pattern_lanes(index_t rows, index_t entries, index_t longest)
@@ -1045,6 +1072,16 @@ void block_product(const char *who, index_t rows, index_t cols, int b, int lanes
   launch_column_chunks(lanes, b, rows, rowptr, colind, op, interleaved, b, Y, ldy, stream);
 }
 } // namespace
+
+void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values, const Scalar *x,
+              Scalar *y, cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
+  check_lanes("csr_spmv", lanes);
+  if (rows == 0) return;
+  launch_row_groups<1>(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, dev(x), 1, dev(y),
+                       rows, stream);
+}
 
 void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
                   const Scalar *dvec, const Scalar *x, Scalar *y, cudaStream_t stream, int lanes)

@@ -55,10 +55,11 @@ void dense_gemv(index_t rows, index_t cols, const Scalar *A, index_t lda, const 
 // --- (b) CSR SpMV ------------------------------------------------------------------------------------
 
 /// y = A x for a CSR matrix with 32-bit indices (rowptr: rows + 1 entries, rowptr[0] = 0). A group of
-/// 1..32 lanes per row, the group size the power of two nearest above the average row length (a warp
-/// per row for long rows, a few lanes for a stencil), lanes striding the row and reduced by shuffles.
+/// 1..32 lanes per row, lanes striding the row and reduced by shuffles: `lanes` (a power of two up to
+/// 32), or for 0 the power of two nearest above the average row length (a warp per row for long rows, a
+/// few lanes for a stencil).
 void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
-              const Scalar *x, Scalar *y, cudaStream_t stream);
+              const Scalar *x, Scalar *y, cudaStream_t stream, int lanes = 0);
 
 /// y = d .* x + c P x for a square matrix whose off-diagonal entries all equal c: P is their pattern
 /// (CSR without values, rowptr: rows + 1 entries, colind: `entries` column indices, none on the
@@ -81,6 +82,10 @@ void csr_spmm(index_t rows, index_t cols, index_t nnz, const int *rowptr, const 
 void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
                   const Scalar *dvec, int b, const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, Scalar *interleaved,
                   cudaStream_t stream, int lanes = 0);
+
+/// *longest = the most entries in one row of a CSR matrix (0 for no rows), rowptr and longest on the
+/// device: what the row-length rules below need of a matrix whose row pointers are on the device.
+void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t stream);
 
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
 /// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:

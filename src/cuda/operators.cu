@@ -51,13 +51,27 @@ using text::scalar_text;
 //  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
 //         4209 GB/s at n = 8192, cuBLAS 3979) and the custom kernel is never slower; below that it is
 //         ahead by 6-87 % (n = 4096 .. 256), where cuBLAS's dgemv costs more per launch.
-//  CSR:   vendor for single vectors. cuSPARSE was 1.47x faster on the 2-D Laplacian (5 per row) and
-//         1.16x on the Chung-Lu graph (16 per row, rows up to 4103); the custom kernel stays as
-//         KernelFlavor::Custom. Blocks (apply_block) take kernels::csr_spmm whatever the flavor but an
+//  CSR:   vendor for single vectors, but for short regular rows. cuSPARSE was 1.47x faster than the
+//         custom kernel at its own lane rule on the 2-D Laplacian (5 per row) and 1.16x on the Chung-Lu
+//         graph (16 per row, rows up to 4103); the custom kernel stays as KernelFlavor::Custom. With one
+//         lane a row, though, the custom kernel is 1.30-1.39x faster than cuSPARSE on the 5-point
+//         magnetic Laplacian at 2 * 10^6 rows, real and complex (bench/results/2026-12-02-h200-step-kernels.md),
+//         so rows of at most kShortRows entries on average, none longer than 4 times that (stencils,
+//         low-order finite elements), take it at kernels::pattern_lanes' count. Blocks (apply_block) take kernels::csr_spmm whatever the flavor but an
 //         explicit vendor: bench spmm, 2026-11-30 12:28 UTC, per block 1.3-1.5x (2-D Laplacian, b = 2, 4),
 //         1.3-2.2x (random, 16 per row) and 1.7-3.0x (Chung-Lu) faster than cuSPARSE's SpMM, level at b = 8
 //         on the Laplacian.
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
+constexpr double kShortRows = 8;
+
+/// The lanes a row for the custom CSR kernel where the default flavor takes it (short regular rows), else 0.
+int short_row_lanes(index_t rows, index_t nnz, index_t longest)
+{
+  if (rows <= 0 || nnz <= 0) return 0;
+  const double mean = static_cast<double>(nnz) / static_cast<double>(rows);
+  if (mean > kShortRows || static_cast<double>(longest) > 4 * mean) return 0;
+  return kernels::pattern_lanes(rows, nnz, longest);
+}
 constexpr KernelFlavor kCsrDefault = KernelFlavor::Vendor;
 
 KernelFlavor resolve(KernelFlavor f, KernelFlavor fallback) { return f == KernelFlavor::Default ? fallback : f; }
@@ -302,6 +316,11 @@ public:
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
         interleaved_blocks_(flavor != KernelFlavor::Vendor)
   {
+    if (flavor == KernelFlavor::Default) {
+      index_t longest = 0;
+      for (index_t r = 0; r < rows_; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
+      choose_short_rows(longest);
+    }
     ScopedDevice guard(device_);
     rowptr_ = MatrixArray<int>::own(upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers"));
     colind_ = MatrixArray<int>::own(upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices"));
@@ -332,6 +351,13 @@ public:
     rowptr_ = MatrixArray<int>::borrow(A.rowptr);
     colind_ = MatrixArray<int>::borrow(A.colind);
     values_ = MatrixArray<Scalar>::borrow(A.values);
+    if (flavor == KernelFlavor::Default && rows_ > 0 && nnz_ > 0) { // the row lengths from the device, once
+      DeviceBuffer<int> longest(1, "longest row");
+      kernels::longest_row(rows_, rowptr_.data, longest.data(), nullptr);
+      int host = 0;
+      CUDALANCZOS_CHECK(cudaMemcpy(&host, longest.data(), sizeof host, cudaMemcpyDeviceToHost));
+      choose_short_rows(host);
+    }
     if (flavor_ == KernelFlavor::Vendor && rows_ > 0 && nnz_ > 0) setup_cusparse();
     wait_for_uploads();
   }
@@ -346,7 +372,7 @@ public:
     const auto s = static_cast<cudaStream_t>(stream);
     if (rows_ == 0) return;
     if (flavor_ == KernelFlavor::Custom) {
-      kernels::csr_spmv(rows_, nnz_, rowptr_.data, colind_.data, values_.data, x, y, s);
+      kernels::csr_spmv(rows_, nnz_, rowptr_.data, colind_.data, values_.data, x, y, s, short_row_lanes_);
       return;
     }
     if (nnz_ == 0) {
@@ -387,9 +413,11 @@ public:
   std::string description() const override
   {
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
-           (flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
-            : interleaved_blocks_           ? "cuSPARSE SpMV, interleaved block products"
-                                            : "cuSPARSE SpMV and SpMM") +
+           (short_row_lanes_ > 0 ? "short rows: custom SpMV, " + std::to_string(short_row_lanes_) + " lane" +
+                                       (short_row_lanes_ > 1 ? "s" : "") + " a row, interleaved block products"
+            : flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
+            : interleaved_blocks_             ? "cuSPARSE SpMV, interleaved block products"
+                                              : "cuSPARSE SpMV and SpMM") +
            (in_place_ ? " (" + origin_ + ", used in place)" : "");
   }
   std::size_t device_bytes() const override
@@ -400,6 +428,14 @@ public:
   bool in_place() const override { return in_place_; }
 
 private:
+  /// The default flavor's choice for short regular rows (short_row_lanes): the custom kernel at that many
+  /// lanes a row instead of cuSPARSE.
+  void choose_short_rows(index_t longest)
+  {
+    short_row_lanes_ = short_row_lanes(rows_, nnz_, longest);
+    if (short_row_lanes_ > 0) flavor_ = KernelFlavor::Custom;
+  }
+
   static constexpr cusparseSpMVAlg_t kAlgorithm = CUSPARSE_SPMV_CSR_ALG1;
   // CSR_ALG1 takes column-major dense blocks with any leading dimension (ALG2 and ALG3 want row-major).
   static constexpr cusparseSpMMAlg_t kBlockAlgorithm = CUSPARSE_SPMM_CSR_ALG1;
@@ -472,6 +508,7 @@ private:
   index_t rows_, cols_, nnz_;
   KernelFlavor flavor_;
   bool interleaved_blocks_; // apply_block: kernels::csr_spmm (else cuSPARSE SpMM)
+  int short_row_lanes_ = 0; // > 0: the default flavor took the custom kernel at this many lanes (choose_short_rows)
   bool in_place_ = false; // the caller's device matrix (make_csr_operator_on_device)
   std::string origin_;    // in place: whose memory (description)
   MatrixArray<int> rowptr_, colind_;

@@ -759,7 +759,7 @@ TEST_F(DeviceOperators, DenseApplyBlockIsEquivalentToRef)
 TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
 {
   std::uint64_t seed = 10500;
-  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor, KernelFlavor::Default}) // default: vendor SpMV, csr_spmm blocks
+  for (KernelFlavor f : {KernelFlavor::Custom, KernelFlavor::Vendor, KernelFlavor::Default}) // default: vendor SpMV (irregular rows), csr_spmm blocks
     for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
              {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {1000, 1000, 0.3}, {4097, 4097, 17.0}, {33, 10, 2.0}, {5, 9, 0.0}}) {
       SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
@@ -790,6 +790,7 @@ Csr with_values(const Csr &A, double c, const std::function<double(index_t)> &di
 }
 
 bool uses_pattern(const DeviceOperator &op) { return op.description().find("pattern SpMV") != std::string::npos; }
+bool takes_short_rows(const DeviceOperator &op) { return op.description().find("short rows") != std::string::npos; }
 
 TEST_F(DeviceOperators, PatternCsrOperatorIsEquivalentToRef)
 {
@@ -971,8 +972,13 @@ TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
       EXPECT_FALSE(uses_pattern(*op)) << op->description();
       EXPECT_EQ(op->description().find("custom vector-per-row SpMV") != std::string::npos, f == KernelFlavor::Custom)
           << op->description();
-      // Its own scratch only: the uploaded operator's bytes less the matrix (the same cuSPARSE buffers).
-      const auto copy = make_csr_operator(csr_view(A), f == KernelFlavor::Default ? KernelFlavor::Vendor : f, -1);
+      // The default flavor's short-row rule sees the same rows in place as in a copy.
+      const bool short_rows = takes_short_rows(*op);
+      EXPECT_EQ(short_rows, f == KernelFlavor::Default && name == "laplacian") << op->description();
+      // Its own scratch only: the uploaded operator's bytes less the matrix (the same cuSPARSE buffers, or
+      // none for the custom kernel). A copy with the default flavor would drop the laplacian's values.
+      const KernelFlavor copied = f != KernelFlavor::Default ? f : short_rows ? KernelFlavor::Custom : KernelFlavor::Vendor;
+      const auto copy = make_csr_operator(csr_view(A), copied, -1);
       const std::size_t matrix_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int) + A.values.size() * sizeof(Scalar);
       EXPECT_EQ(op->device_bytes() + matrix_bytes, copy->device_bytes());
       index_t longest = 0;
@@ -991,6 +997,54 @@ TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
         if (HasFatalFailure()) return;
       }
     }
+}
+
+TEST_F(DeviceOperators, ShortRegularRowsTakeTheCustomKernel)
+{
+  // The default flavor takes the custom CSR kernel at kernels::pattern_lanes' count where rows hold at
+  // most 8 entries on average and none more than 4 times that (a stencil with values that differ: the
+  // pattern kernel does not apply), uploaded or in place, and cuSPARSE otherwise; an explicit flavor is
+  // obeyed. Each product is checked against the host's.
+  std::uint64_t seed = 9700;
+  Csr stencil = magnetic_laplacian(37, 0.3);
+  for (std::size_t e = 0; e < stencil.values.size(); ++e) stencil.values[e] *= 1.0 + 0.25 * random_entry(seed, static_cast<std::int64_t>(e));
+  Csr long_row = stencil; // one row of 40 entries: longer than 4 times the mean of about 5
+  {
+    Csr L;
+    L.rows = L.cols = long_row.rows;
+    for (index_t r = 0; r < long_row.rows; ++r) {
+      for (int j = long_row.rowptr[r]; j < long_row.rowptr[r + 1]; ++j)
+        if (r != 7 || long_row.colind[j] < 40) L.colind.push_back(long_row.colind[j]), L.values.push_back(long_row.values[j]);
+      if (r == 7)
+        for (int c = 40; c < 80; ++c) L.colind.push_back(c), L.values.push_back(random_scalar(seed + 1, c));
+      L.rowptr.push_back(static_cast<int>(L.colind.size()));
+    }
+    long_row = L;
+  }
+  const Csr dense_rows = random_csr(500, 500, 12.0, seed + 2); // 12 a row on average
+  const struct {
+    const char *name;
+    const Csr &A;
+    bool short_rows;
+  } cases[] = {{"stencil", stencil, true}, {"stencil with a long row", long_row, false}, {"12 a row", dense_rows, false}};
+  for (const auto &c : cases)
+    for (bool in_place : {false, true})
+      for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor}) {
+        SCOPED_TRACE(std::string(c.name) + (in_place ? ", in place, " : ", uploaded, ") + to_string(f));
+        const DeviceCsr d = to_device(c.A);
+        const auto op = in_place ? make_csr_operator_on_device(d.view, f, -1) : make_csr_operator(csr_view(c.A), f, -1);
+        EXPECT_EQ(takes_short_rows(*op), c.short_rows && f == KernelFlavor::Default) << op->description();
+        if (takes_short_rows(*op)) {
+          EXPECT_NE(op->description().find("1 lane a row"), std::string::npos) << op->description();
+        }
+        index_t longest = 0;
+        for (index_t r = 0; r < c.A.rows; ++r) longest = std::max<index_t>(longest, c.A.rowptr[r + 1] - c.A.rowptr[r]);
+        const auto apply = [&c](const Scalar *x, Scalar *y, bool absolute) { csr_apply(c.A, x, y, absolute); };
+        expect_apply(*op, apply, longest, stream(), seed + 3);
+        if (HasFatalFailure()) return;
+        expect_apply_block(*op, apply, longest, stream(), seed + 4);
+        if (HasFatalFailure()) return;
+      }
 }
 
 TEST_F(DeviceOperators, OnDeviceOperatorsRejectHostMemory)

@@ -359,9 +359,10 @@ class VectorKernels : public CudaTest {};
 
 TEST_F(VectorKernels, MultiDotIsEquivalentToRef)
 {
+  // k across the column chunks' edges: 2 columns a chunk up to k = 2, then 4 (complex) or 8 (real).
   std::uint64_t seed = 3000;
   for (index_t n : odd_sizes())
-    for (int kk : {0, 1, 2, 7, 8, 9, 17})
+    for (int kk : {0, 1, 2, 3, 4, 5, 7, 8, 9, 17})
       for (index_t pad : {0, 1, 2}) {
         const Block b = random_block(n, kk, n + pad, seed += 31);
         expect_multi_dot(b, stream());

@@ -1,0 +1,321 @@
+// Where a Lanczos step's time goes, in the build's scalar type (real or complex): the operator product,
+// each kernel of a device step, whole chunks of steps, and whole solves split by backend call. Built in
+// both scalar builds, so that the real and the complex cost of the same lattice can be set side by side
+// (bench_cudalanczos, the thesis's tables, is real only).
+//
+//   bench_step [m [flux_denominator [kernels]]]     kernels: the product, the step's kernels and the chunks only
+//
+// The matrix is test::magnetic_laplacian(m, 2 pi / flux_denominator) (tests/cuda/test_matrices.hpp) with
+// bench/peers' `hofstadter` disorder on its diagonal (W = 1: 4 + random_entry(0x40f, r) / 2), m = 1414
+// (2 * 10^6 rows, 5 entries a row) and flux 1/16 by default: the `hofstadter` case up to the constant 4 on
+// the diagonal and its boundary (open here, periodic in y there). Without the disorder the top of the
+// spectrum is a degenerate Landau level, which takes 20 times the products. In the real build the
+// horizontal hops are the phases' real parts: the same pattern, a real symmetric matrix.
+// GPU times are medians of CUDA-event timings after warm-up; a chunk or a solve is host-timed with the
+// final wait. Bytes count the fewest the operation must move (each input read once, output written once).
+#include "core/lanczos_driver.hpp"
+#include "core/random.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/kernels.cuh"
+#include "forwarding_backend.hpp" // tests/core
+#include "test_matrices.hpp"     // tests/cuda
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <complex>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace cudalanczos;
+using namespace cudalanczos::cuda;
+
+namespace {
+
+constexpr double kScalarBytes = sizeof(Scalar);
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/// Median milliseconds of `launch` on `stream`, each repetition timed by its own pair of events.
+double gpu_median_ms(const std::function<void()> &launch, cudaStream_t stream, int reps = 50)
+{
+  for (int i = 0; i < 3; ++i) launch();
+  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream));
+  Event start = make_event(true), stop = make_event(true);
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    CUDALANCZOS_CHECK(cudaEventRecord(start.get(), stream));
+    launch();
+    CUDALANCZOS_CHECK(cudaEventRecord(stop.get(), stream));
+    CUDALANCZOS_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    CUDALANCZOS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    t.push_back(ms);
+  }
+  return median(t);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point a)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+}
+
+/// Forwards every call, the fast paths of the inner backend included, and adds up the wall time of each
+/// kind, waiting for the device after each call so that the time lands on the call that queued the work.
+/// What solve() spends outside the backend is the driver's own host work.
+class TimedBackend final : public testing::ForwardingBackend {
+public:
+  using ForwardingBackend::ForwardingBackend;
+  double steps_s = 0, rotate_s = 0, other_s = 0;
+  long step_calls = 0, rotate_calls = 0, other_calls = 0;
+
+  std::string name() const override { return b_.name(); }
+  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
+  bool get_column_device(int j, Scalar *x, void *stream) const override { return b_.get_column_device(j, x, stream); }
+  bool set_column_device(int j, const Scalar *x, void *stream) override { return b_.set_column_device(j, x, stream); }
+  void set_random(int j, std::uint64_t seed) override { other([&] { b_.set_random(j, seed); }); }
+  void apply_operator(int src, int dst) override { other([&] { b_.apply_operator(src, dst); }); }
+  void project(int first, int k, int col, Scalar *out) override { other([&] { b_.project(first, k, col, out); }); }
+  void project_with(int first, int k, int col, int with, Scalar *out) override
+  {
+    other([&] { b_.project_with(first, k, col, with, out); });
+  }
+  double subtract(int first, int k, const Scalar *coef, int col) override
+  {
+    double r = 0;
+    other([&] { r = b_.subtract(first, k, coef, col); });
+    return r;
+  }
+  void update(int first, int k, const Scalar *coef, int col) override { other([&] { b_.update(first, k, coef, col); }); }
+  void scale(int col, double alpha) override { other([&] { b_.scale(col, alpha); }); }
+  void combine(int first, int k, const Scalar *coef, int dst) override { other([&] { b_.combine(first, k, coef, dst); }); }
+  void copy_column(int src, int dst) override { other([&] { b_.copy_column(src, dst); }); }
+  void rotate(int k, int m, const Scalar *Q, int ldq) override
+  {
+    ++rotate_calls;
+    timed(rotate_s, [&] { b_.rotate(k, m, Q, ldq); });
+  }
+  void expand(int first, int last, double anorm, StepRecord *records) override
+  {
+    ++step_calls;
+    timed(steps_s, [&] { b_.expand(first, last, anorm, records); });
+  }
+  void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override
+  {
+    ++step_calls;
+    timed(steps_s, [&] { b_.expand_partial(first, last, reach, anorm, records); });
+  }
+  // Queued steps are timed as if they ran at once: the look-ahead's overlap with the driver is lost here.
+  void queue_steps(int first, int last, int reach, double anorm) override
+  {
+    ++step_calls;
+    timed(steps_s, [&] { b_.queue_steps(first, last, reach, anorm); });
+  }
+  void collect_steps(StepRecord *records) override { timed(steps_s, [&] { b_.collect_steps(records); }); }
+  int cancel_steps() override
+  {
+    int r = 0;
+    timed(steps_s, [&] { r = b_.cancel_steps(); });
+    return r;
+  }
+  void synchronize() override { b_.synchronize(); }
+
+private:
+  template <class F> void other(F &&f)
+  {
+    ++other_calls;
+    timed(other_s, std::forward<F>(f));
+  }
+  template <class F> void timed(double &acc, F &&f)
+  {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    b_.synchronize();
+    acc += seconds_since(a);
+  }
+};
+
+double copy_bandwidth_gbs(cudaStream_t s)
+{
+  const std::size_t bytes = std::size_t(1) << 30;
+  DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  CUDALANCZOS_CHECK(cudaMemset(a.data(), 1, bytes));
+  const double ms = gpu_median_ms([&] { CUDALANCZOS_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s)); }, s, 10);
+  return 2.0 * bytes / (ms * 1e6);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+try {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); // each table row as it is made, also into a file
+  const index_t m = argc > 1 ? std::atol(argv[1]) : 1414;
+  const double denominator = argc > 2 ? std::atof(argv[2]) : 16.0;
+  const bool solves = !(argc > 3 && std::string(argv[3]) == "kernels");
+  const bool complex = kDoublesPerScalar == 2;
+  test::Csr A = test::magnetic_laplacian(m, 2.0 * M_PI / denominator);
+  for (index_t r = 0; r < A.rows; ++r) // the diagonal entry is the row's middle one of the stencil
+    for (int e = A.rowptr[r]; e < A.rowptr[r + 1]; ++e)
+      if (A.colind[e] == r) A.values[e] += 0.5 * random_entry(0x40f, r);
+  const index_t n = A.rows, nnz = static_cast<index_t>(A.colind.size());
+  Stream stream = make_stream();
+  cudaStream_t s = stream.get();
+  const double ceiling = copy_bandwidth_gbs(s);
+  std::printf("## Where a step's time goes: %s magnetic Laplacian %lld^2, flux 1/%g (n = %lld, nnz = %lld)\n\n",
+              complex ? "complex" : "real", static_cast<long long>(m), denominator, static_cast<long long>(n),
+              static_cast<long long>(nnz));
+  std::printf("copy ceiling %.0f GB/s; a vector is %.1f MB\n\n", ceiling, kScalarBytes * n / 1e6);
+  const double vec_ms = kScalarBytes * n / (ceiling * 1e6); // one pass over a vector at the ceiling
+
+  // The operator product, both flavors.
+  const CsrView view{A.rows, A.cols, nnz, A.rowptr.data(), A.colind.data(), A.values.data()};
+  const auto op = make_csr_operator(view, KernelFlavor::Default, -1);
+  const auto custom = make_csr_operator(view, KernelFlavor::Custom, -1);
+  const int cols = 64;
+  DeviceBuffer<Scalar> V(static_cast<std::size_t>(n) * (cols + 2));
+  for (int j = 0; j < cols + 2; ++j) kernels::set_random(n, 51 + j, 0, V.data() + static_cast<std::size_t>(j) * n, s);
+  Scalar *w = V.data() + static_cast<std::size_t>(cols + 1) * n;
+  const double mv_bytes = (kScalarBytes + 4) * nnz + 4.0 * (n + 1) + 2 * kScalarBytes * n;
+  std::printf("| product | ms | GB/s | in vector passes |\n|---|---:|---:|---:|\n");
+  double t_mv = 0;
+  for (const auto *o : {op.get(), custom.get()}) {
+    const double t = gpu_median_ms([&] { o->apply(V.data(), w, s); }, s);
+    if (o == op.get()) t_mv = t;
+    std::printf("| %s | %.4f | %.0f | %.1f |\n", o->description().c_str(), t, mv_bytes / (t * 1e6), t / vec_ms);
+  }
+  {
+    DeviceBuffer<int> rowptr(A.rowptr.size()), colind(A.colind.size());
+    DeviceBuffer<Scalar> values(A.values.size());
+    CUDALANCZOS_CHECK(cudaMemcpy(rowptr.data(), A.rowptr.data(), rowptr.bytes(), cudaMemcpyHostToDevice));
+    CUDALANCZOS_CHECK(cudaMemcpy(colind.data(), A.colind.data(), colind.bytes(), cudaMemcpyHostToDevice));
+    CUDALANCZOS_CHECK(cudaMemcpy(values.data(), A.values.data(), values.bytes(), cudaMemcpyHostToDevice));
+    for (int lanes : {1, 2, 4}) {
+      const double t = gpu_median_ms(
+          [&] { kernels::csr_spmv(n, nnz, rowptr.data(), colind.data(), values.data(), V.data(), w, s, lanes); }, s);
+      std::printf("| custom CSR, %d lane%s per row | %.4f | %.0f | %.1f |\n", lanes, lanes > 1 ? "s" : "", t,
+                  mv_bytes / (t * 1e6), t / vec_ms);
+    }
+  }
+  std::printf("\n");
+
+  // The kernels of one device step (CudaBackend::enqueue_steps) at pass reach k: the window projection, the
+  // window-folded pass and its subtraction, the gated DGKS repeat (gate shut, as in most steps), finish.
+  DeviceBuffer<Scalar> out(cols + 2), g(4), coef(cols + 1);
+  DeviceBuffer<double> work(kernels::reduction_workspace_doubles(cols + 1)), after(4), records(2 * kernels::kStepRecordDoubles);
+  CUDALANCZOS_CHECK(cudaMemset(work.data(), 0, work.bytes()));
+  CUDALANCZOS_CHECK(cudaMemset(records.data(), 0, records.bytes()));
+  {
+    const std::vector<Scalar> c(cols + 1, Scalar(1e-3));
+    CUDALANCZOS_CHECK(cudaMemcpy(coef.data(), c.data(), c.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
+    CUDALANCZOS_CHECK(cudaMemcpy(g.data(), c.data(), 4 * sizeof(Scalar), cudaMemcpyHostToDevice));
+    const double a[4] = {1.0, 1.0, 1.0, 1.0}; // after[1] = 1 = out's ... shut gate below: 1 < 0.5 * 1 is false
+    CUDALANCZOS_CHECK(cudaMemcpy(after.data(), a, sizeof a, cudaMemcpyHostToDevice));
+  }
+  const kernels::Gate shut{after.data() + 1, after.data() + 2, 0.5};
+  std::printf("| reach k | window dot (2) | window pass dot | window pass subtract | repeat, gate shut (2) | finish | sum | "
+              "in vector passes | bytes floor, passes |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int k : {0, 8, 16, 32, 48}) {
+    const int lo = k, kl = 2; // the window after the reach, as in a partial step
+    const double t1 = gpu_median_ms([&] { kernels::multi_dot(n, kl, V.data() + std::size_t(lo) * n, n, w, g.data(), work.data(), s); }, s);
+    const double t2 = gpu_median_ms([&] { kernels::window_multi_dot(n, k, V.data(), n, lo, kl, g.data(), w, out.data(), work.data(), s); }, s);
+    const double t3 = gpu_median_ms(
+        [&] { kernels::window_subtract_norm2(n, k, V.data(), n, lo, kl, g.data(), coef.data(), w, after.data() + 3, work.data(), s); }, s);
+    const double t4 = gpu_median_ms(
+        [&] {
+          kernels::multi_dot(n, k, V.data(), n, w, out.data(), work.data(), s, shut);
+          kernels::subtract_norm2(n, k, V.data(), n, coef.data(), w, after.data() + 3, work.data(), s, shut);
+        },
+        s);
+    const double t5 = gpu_median_ms(
+        [&] {
+          kernels::finish_lanczos_step(n, lo + 1, k, kl, g.data(), out.data(), out.data(), after.data(), 0.5, records.data(),
+                                       records.data() + kernels::kStepRecordDoubles, w, s);
+        },
+        s);
+    const double sum = t1 + t2 + t3 + t4 + t5;
+    // Fewest passes: the window dot reads w and 2 columns; the folded pass reads w, 2 + k columns; its
+    // subtraction reads them and writes w; finish reads and writes w.
+    const double floor_passes = 3 + (3 + k) + (4 + k) + 2;
+    std::printf("| %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.0f |\n", k, t1, t2, t3, t4, t5, sum, sum / vec_ms,
+                floor_passes);
+  }
+  std::printf("\n");
+
+  // Chunks of device steps through the backend, partial (pass over the first `reach` columns) and full.
+  BackendConfig config;
+  config.local_size = config.global_size = n;
+  auto b = make_cuda_backend(config, op);
+  b->resize_basis(cols + 1);
+  std::printf("| chunk | reach | ms per step | per step / product |\n|---|---:|---:|---:|\n");
+  for (auto [first, last, reach] : {std::tuple{8, 24, 0}, std::tuple{16, 32, 8}, std::tuple{16, 32, -1}, std::tuple{32, 48, -1}}) {
+    std::vector<StepRecord> rec(static_cast<std::size_t>(last));
+    std::vector<double> t;
+    for (int rep = 0; rep < 5; ++rep) {
+      b->set_random(0, 7);
+      Scalar nrm2[1];
+      b->project(0, 0, 0, nrm2);
+      b->scale(0, 1.0 / std::sqrt(std::real(nrm2[0])));
+      b->expand(0, first, 0.0, rec.data());
+      b->synchronize();
+      const auto a = std::chrono::steady_clock::now();
+      if (reach < 0) b->expand(first, last, 0.0, rec.data());
+      else b->expand_partial(first, last, reach, 0.0, rec.data());
+      t.push_back(seconds_since(a) * 1e3);
+    }
+    const double ms = median(t) / (last - first);
+    std::printf("| %d..%d | %s | %.4f | %.2f |\n", first, last, reach < 0 ? "full" : std::to_string(reach).c_str(), ms, ms / t_mv);
+  }
+  std::printf("\n");
+
+  if (!solves) return 0;
+  // Whole solves, largest eigenvalue, tol 1e-8, the PETSc layer's defaults for STSHIFT on a sparse matrix
+  // (partial reorthogonalization, ncv = nev + 15 growing to 48 or more), split by backend call.
+  std::printf("| nev | ncv | verify | solve (s) | products | before nev / verification / check | ms per product | steps (s) | "
+              "calls | rotate (s) | calls | other (s) | calls | driver host (s) | eigenvalue |\n"
+              "|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int nev : {1, 10})
+    for (bool verify : {false, true}) {
+      if (nev == 10 && !verify) continue; // 2 s a solve
+      Settings st;
+      st.which = Which::LargestAlgebraic;
+      st.reorthogonalization = Reorthogonalization::Partial;
+      st.nev = nev;
+      st.ncv = std::max(2 * nev, nev + 15);
+      st.ncv_max = std::max(2 * st.ncv, st.ncv + 32);
+      st.max_it = 100000;
+      st.tol = 1e-8;
+      st.verify = verify;
+      b->resize_basis(basis_columns_needed(st));
+      solve(*b, st, {}); // warm-up
+      std::vector<double> t;
+      Result r;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto a = std::chrono::steady_clock::now();
+        r = solve(*b, st, {});
+        t.push_back(seconds_since(a));
+      }
+      const double sec = median(t);
+      TimedBackend tb(*b);
+      const auto a = std::chrono::steady_clock::now();
+      solve(tb, st, {});
+      const double timed_sec = seconds_since(a);
+      std::printf("| %d | %d..%d | %s | %.4f | %ld | %ld / %ld / %ld | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %.12g |\n",
+                  nev, st.ncv, std::max(st.ncv, st.ncv_max), verify ? "on" : "off", sec, r.matvecs, r.matvecs_before_nev,
+                  r.matvecs_verification, r.matvecs_check, 1e3 * sec / static_cast<double>(r.matvecs), tb.steps_s, tb.step_calls,
+                  tb.rotate_s, tb.rotate_calls, tb.other_s, tb.other_calls, timed_sec - tb.steps_s - tb.rotate_s - tb.other_s,
+                  r.eigenvalues.empty() ? 0.0 : r.eigenvalues[0]);
+    }
+  std::printf("\n");
+  return 0;
+} catch (const std::exception &e) {
+  std::fprintf(stderr, "bench_step: %s\n", e.what());
+  return 1;
+}
