@@ -17,6 +17,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
+#include "bench_timing.hpp"
 #include "host/host_backend.hpp"
 #include "test_matrices.hpp" // tests/cuda: the same generators the tests use
 
@@ -38,41 +39,9 @@ using namespace cudalanczos::cuda;
 
 namespace {
 
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-/// Median milliseconds of `launch` on `stream`, each repetition timed by its own pair of events.
-double gpu_median_ms(const std::function<void()> &launch, cudaStream_t stream, int reps, int warmup = 3)
-{
-  for (int i = 0; i < warmup; ++i) launch();
-  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream));
-  Event start = make_event(true), stop = make_event(true);
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    CUDALANCZOS_CHECK(cudaEventRecord(start.get(), stream));
-    launch();
-    CUDALANCZOS_CHECK(cudaEventRecord(stop.get(), stream));
-    CUDALANCZOS_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    CUDALANCZOS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    t.push_back(ms);
-  }
-  return median(t);
-}
-
-double host_median_ms(const std::function<void()> &f, int reps)
-{
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  return median(t);
-}
+using bench::gpu_median_ms;
+using bench::host_median_ms;
+using bench::median;
 
 /// Runs body(begin, end) over [0, n) on all host cores (matrix generation only; never timed).
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)> &body)

@@ -18,6 +18,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
+#include "bench_timing.hpp"
 #include "forwarding_backend.hpp" // tests/core
 #include "test_matrices.hpp"     // tests/cuda
 
@@ -38,30 +39,8 @@ namespace {
 
 constexpr double kScalarBytes = sizeof(Scalar);
 
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-/// Median milliseconds of `launch` on `stream`, each repetition timed by its own pair of events.
-double gpu_median_ms(const std::function<void()> &launch, cudaStream_t stream, int reps = 50)
-{
-  for (int i = 0; i < 3; ++i) launch();
-  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream));
-  Event start = make_event(true), stop = make_event(true);
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    CUDALANCZOS_CHECK(cudaEventRecord(start.get(), stream));
-    launch();
-    CUDALANCZOS_CHECK(cudaEventRecord(stop.get(), stream));
-    CUDALANCZOS_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    CUDALANCZOS_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    t.push_back(ms);
-  }
-  return median(t);
-}
+using bench::gpu_median_ms;
+using bench::median;
 
 double seconds_since(std::chrono::steady_clock::time_point a)
 {
