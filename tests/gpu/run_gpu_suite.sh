@@ -20,7 +20,8 @@
 # RACECHECK_FILTER (under racecheck; default SANITIZER_FILTER without the *Scaled* sweeps, which run the
 # same shared-memory kernels as the unscaled cases 2000 times over, e = -1000..1000: under racecheck they
 # alone took the suite past its time), SANITIZER_TIMEOUT (seconds per binary and tool, default 300),
-# TEST_TIMEOUT (seconds per binary, default 600). Binaries that need
+# TEST_TIMEOUT (seconds per binary, default 600), SUITE_FOLDERS (which folders of BUILD_DIR/tests the
+# binaries of 1. come from, default "cuda petsc"). Binaries that need
 # PETSc/MPI find them through . DIR/env.sh of /work/shared/gpu-host/pack.sh, sourced here when
 # GPU_HOST_ENV names it or BUILD_DIR/../.gpu-host/env.sh exists.
 set -uo pipefail
@@ -58,9 +59,11 @@ summary=()
 # gtest's final lines: "[  PASSED  ] N tests.", "[  SKIPPED ] N tests, ...", "[  FAILED  ] N tests, ..."
 count() { grep -E "^\[  $1 *\] [0-9]+ test" "$2" | tail -n 1 | sed -E 's/^\[[^]]*\] ([0-9]+).*/\1/'; }
 
-mapfile -t binaries < <(find "$build/tests" -mindepth 2 -maxdepth 2 -type f -name 'test_*' -perm -u+x | sort)
+folders=()
+for f in ${SUITE_FOLDERS:-cuda petsc}; do [ -d "$build/tests/$f" ] && folders+=("$build/tests/$f"); done
+mapfile -t binaries < <([ ${#folders[@]} -gt 0 ] && find "${folders[@]}" -mindepth 1 -maxdepth 1 -type f -name 'test_*' -perm -u+x | sort)
 if [ ${#binaries[@]} -eq 0 ]; then
-  echo "no test binaries under $build/tests" >&2
+  echo "no test binaries under $build/tests/{${SUITE_FOLDERS:-cuda petsc}}" >&2
   exit 2
 fi
 
