@@ -604,7 +604,7 @@ __device__ __forceinline__ V warp_sum_of(const V *p, int count)
 // not written. The last block of each chunk adds the chunk's partials in block order into out;
 // counters[c] counts the chunk's finished blocks. KC sets the accumulators a thread holds: 8 columns, or 2
 // where k <= 2 (the window's own projection: 40 registers instead of 64, 54 instead of 92 with complex
-// scalars, so more blocks stay resident; 1.2-1.4x faster on an H200 at 2 * 10^6 rows,
+// scalars, so more blocks stay resident; 1.1-1.5x faster on an H200 at 2 * 10^6 rows,
 // bench/results/2026-12-02-h200-step-kernels.md). Four columns a chunk with complex scalars (64 registers)
 // were 3-11 % slower than eight from k = 8 up, the extra chunks' reads of w costing more than the
 // occupancy gained.
