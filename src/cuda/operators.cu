@@ -57,12 +57,20 @@ using text::scalar_text;
 //         lane a row, though, the custom kernel is 1.30-1.39x faster than cuSPARSE on the 5-point
 //         magnetic Laplacian at 2 * 10^6 rows, real and complex (bench/results/2026-12-02-h200-step-kernels.md),
 //         so rows of at most kShortRows entries on average, none longer than 4 times that (stencils,
-//         low-order finite elements), take it at kernels::pattern_lanes' count. Blocks (apply_block) take kernels::csr_spmm whatever the flavor but an
-//         explicit vendor: bench spmm, 2026-11-30 12:28 UTC, per block 1.3-1.5x (2-D Laplacian, b = 2, 4),
+//         low-order finite elements), take it at kernels::pattern_lanes' count. Blocks (apply_block)
+//         take kernels::csr_spmm whatever the flavor but an explicit vendor: bench spmm, 2026-11-30 12:28 UTC, per block 1.3-1.5x (2-D Laplacian, b = 2, 4),
 //         1.3-2.2x (random, 16 per row) and 1.7-3.0x (Chung-Lu) faster than cuSPARSE's SpMM, level at b = 8
 //         on the Laplacian.
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
 constexpr double kShortRows = 8;
+
+/// The most entries in one row of a CSR matrix whose row pointers are on the host.
+index_t longest_row_on_host(const int *rowptr, index_t rows)
+{
+  index_t longest = 0;
+  for (index_t r = 0; r < rows; ++r) longest = std::max<index_t>(longest, rowptr[r + 1] - rowptr[r]);
+  return longest;
+}
 
 /// The lanes a row for the custom CSR kernel where the default flavor takes it (short regular rows), else 0.
 int short_row_lanes(index_t rows, index_t nnz, index_t longest)
@@ -316,11 +324,7 @@ public:
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
         interleaved_blocks_(flavor != KernelFlavor::Vendor)
   {
-    if (flavor == KernelFlavor::Default) {
-      index_t longest = 0;
-      for (index_t r = 0; r < rows_; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
-      choose_short_rows(longest);
-    }
+    if (flavor == KernelFlavor::Default) choose_short_rows(longest_row_on_host(A.rowptr, rows_));
     ScopedDevice guard(device_);
     rowptr_ = MatrixArray<int>::own(upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers"));
     colind_ = MatrixArray<int>::own(upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices"));
@@ -583,9 +587,7 @@ public:
       : device_(resolve_device(device)), rows_(A.rows), nnz_(A.nnz), entries_(static_cast<index_t>(p.colind.size())),
         offdiagonal_(p.offdiagonal), diagonal_(p.diagonal)
   {
-    index_t longest = 0;
-    for (std::size_t r = 0; r + 1 < p.rowptr.size(); ++r) longest = std::max<index_t>(longest, p.rowptr[r + 1] - p.rowptr[r]);
-    lanes_ = kernels::pattern_lanes(rows_, entries_, longest);
+    lanes_ = kernels::pattern_lanes(rows_, entries_, longest_row_on_host(p.rowptr.data(), rows_));
     ScopedDevice guard(device_);
     rowptr_ = upload(p.rowptr.data(), p.rowptr.size(), "pattern row pointers");
     colind_ = upload(p.colind.data(), p.colind.size(), "pattern column indices");
