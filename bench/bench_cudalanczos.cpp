@@ -18,6 +18,7 @@
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
 #include "bench_timing.hpp"
+#include "timed_backend.hpp"
 #include "host/host_backend.hpp"
 #include "test_matrices.hpp" // tests/cuda: the same generators the tests use
 
@@ -495,56 +496,7 @@ void bench_lanczos()
 
 // --- where a thick-restart solve's time goes --------------------------------------------------------------------
 
-/// Forwards every call to a backend and adds up the wall time of each kind of call, waiting for the
-/// device after each one so that the time lands on the call that queued the work. What solve() spends
-/// outside the backend is the driver's own host work.
-class TimedBackend final : public Backend {
-public:
-  explicit TimedBackend(Backend &b) : b_(b) {}
-  double expand_s = 0, rotate_s = 0, other_s = 0;
-  long expand_calls = 0, rotate_calls = 0;
-
-  std::string name() const override { return b_.name(); }
-  index_t local_size() const override { return b_.local_size(); }
-  index_t global_size() const override { return b_.global_size(); }
-  void resize_basis(int ncols) override { timed(other_s, [&] { b_.resize_basis(ncols); }); }
-  int basis_columns() const override { return b_.basis_columns(); }
-  void set_random(int j, std::uint64_t seed) override { timed(other_s, [&] { b_.set_random(j, seed); }); }
-  void set_column(int j, const double *x) override { timed(other_s, [&] { b_.set_column(j, x); }); }
-  void get_column(int j, double *x) const override { b_.get_column(j, x); }
-  void apply_operator(int src, int dst) override { timed(other_s, [&] { b_.apply_operator(src, dst); }); }
-  void project(int first, int k, int col, double *out) override { timed(other_s, [&] { b_.project(first, k, col, out); }); }
-  double subtract(int first, int k, const double *coef, int col) override
-  {
-    double r = 0;
-    timed(other_s, [&] { r = b_.subtract(first, k, coef, col); });
-    return r;
-  }
-  void scale(int col, double alpha) override { timed(other_s, [&] { b_.scale(col, alpha); }); }
-  void combine(int first, int k, const double *coef, int dst) override { timed(other_s, [&] { b_.combine(first, k, coef, dst); }); }
-  void rotate(int k, int m, const double *Q, int ldq) override
-  {
-    ++rotate_calls;
-    timed(rotate_s, [&] { b_.rotate(k, m, Q, ldq); });
-  }
-  void copy_column(int src, int dst) override { timed(other_s, [&] { b_.copy_column(src, dst); }); }
-  void expand(int first, int last, double anorm, StepRecord *records) override
-  {
-    ++expand_calls;
-    timed(expand_s, [&] { b_.expand(first, last, anorm, records); });
-  }
-  void synchronize() override { b_.synchronize(); }
-
-private:
-  template <class F> void timed(double &acc, F &&f)
-  {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    b_.synchronize();
-    acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-  }
-  Backend &b_;
-};
+using bench::TimedBackend;
 
 void bench_cycle(cudaStream_t s)
 {
@@ -603,7 +555,7 @@ void bench_cycle(cudaStream_t s)
     }
     std::printf("\n");
     // Whole solves, largest eigenvalue, tol 1e-8, split by backend call.
-    std::printf("| nev | ncv | grows to | verify | solve (s) | its | matvecs | ended at | ms / matvec | expand (s) | calls | rotate (s) | calls | other backend (s) | driver host (s) |\n"
+    std::printf("| nev | ncv | grows to | verify | solve (s) | its | matvecs | ended at | ms / matvec | steps (s) | calls | rotate (s) | calls | other backend (s) | driver host (s) |\n"
                 "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nev : {1, 10})
       for (int config = 0; config < 3; ++config) // SLEPc's ncv fixed, growing as the PETSc default allows, 48 fixed
@@ -625,8 +577,8 @@ void bench_cycle(cudaStream_t s)
           const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
           std::printf("| %d | %d | %d | %s | %.3f | %d | %ld | %d | %.4f | %.3f | %ld | %.3f | %ld | %.3f | %.3f |\n", nev, st.ncv,
                       std::max(st.ncv, st.ncv_max), verify ? "on" : "off", sec, r.its, r.matvecs, r.ncv_used, 1e3 * sec / r.matvecs,
-                      tb.expand_s, tb.expand_calls, tb.rotate_s, tb.rotate_calls, tb.other_s,
-                      sec - tb.expand_s - tb.rotate_s - tb.other_s);
+                      tb.steps_s, tb.step_calls, tb.rotate_s, tb.rotate_calls, tb.other_s,
+                      sec - tb.steps_s - tb.rotate_s - tb.other_s);
         }
     std::printf("\n");
   }

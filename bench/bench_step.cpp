@@ -19,7 +19,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "bench_timing.hpp"
-#include "forwarding_backend.hpp" // tests/core
+#include "timed_backend.hpp"
 #include "test_matrices.hpp"     // tests/cuda
 
 #include <algorithm>
@@ -41,86 +41,8 @@ constexpr double kScalarBytes = sizeof(Scalar);
 
 using bench::gpu_median_ms;
 using bench::median;
+using bench::seconds_since;
 
-double seconds_since(std::chrono::steady_clock::time_point a)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-}
-
-/// Forwards every call, the fast paths of the inner backend included, and adds up the wall time of each
-/// kind, waiting for the device after each call so that the time lands on the call that queued the work.
-/// What solve() spends outside the backend is the driver's own host work.
-class TimedBackend final : public testing::ForwardingBackend {
-public:
-  using ForwardingBackend::ForwardingBackend;
-  double steps_s = 0, rotate_s = 0, other_s = 0;
-  long step_calls = 0, rotate_calls = 0, other_calls = 0;
-
-  std::string name() const override { return b_.name(); }
-  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
-  bool get_column_device(int j, Scalar *x, void *stream) const override { return b_.get_column_device(j, x, stream); }
-  bool set_column_device(int j, const Scalar *x, void *stream) override { return b_.set_column_device(j, x, stream); }
-  void set_random(int j, std::uint64_t seed) override { other([&] { b_.set_random(j, seed); }); }
-  void apply_operator(int src, int dst) override { other([&] { b_.apply_operator(src, dst); }); }
-  void project(int first, int k, int col, Scalar *out) override { other([&] { b_.project(first, k, col, out); }); }
-  void project_with(int first, int k, int col, int with, Scalar *out) override
-  {
-    other([&] { b_.project_with(first, k, col, with, out); });
-  }
-  double subtract(int first, int k, const Scalar *coef, int col) override
-  {
-    double r = 0;
-    other([&] { r = b_.subtract(first, k, coef, col); });
-    return r;
-  }
-  void update(int first, int k, const Scalar *coef, int col) override { other([&] { b_.update(first, k, coef, col); }); }
-  void scale(int col, double alpha) override { other([&] { b_.scale(col, alpha); }); }
-  void combine(int first, int k, const Scalar *coef, int dst) override { other([&] { b_.combine(first, k, coef, dst); }); }
-  void copy_column(int src, int dst) override { other([&] { b_.copy_column(src, dst); }); }
-  void rotate(int k, int m, const Scalar *Q, int ldq) override
-  {
-    ++rotate_calls;
-    timed(rotate_s, [&] { b_.rotate(k, m, Q, ldq); });
-  }
-  void expand(int first, int last, double anorm, StepRecord *records) override
-  {
-    ++step_calls;
-    timed(steps_s, [&] { b_.expand(first, last, anorm, records); });
-  }
-  void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override
-  {
-    ++step_calls;
-    timed(steps_s, [&] { b_.expand_partial(first, last, reach, anorm, records); });
-  }
-  // Queued steps are timed as if they ran at once: the look-ahead's overlap with the driver is lost here.
-  void queue_steps(int first, int last, int reach, double anorm) override
-  {
-    ++step_calls;
-    timed(steps_s, [&] { b_.queue_steps(first, last, reach, anorm); });
-  }
-  void collect_steps(StepRecord *records) override { timed(steps_s, [&] { b_.collect_steps(records); }); }
-  int cancel_steps() override
-  {
-    int r = 0;
-    timed(steps_s, [&] { r = b_.cancel_steps(); });
-    return r;
-  }
-  void synchronize() override { b_.synchronize(); }
-
-private:
-  template <class F> void other(F &&f)
-  {
-    ++other_calls;
-    timed(other_s, std::forward<F>(f));
-  }
-  template <class F> void timed(double &acc, F &&f)
-  {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    b_.synchronize();
-    acc += seconds_since(a);
-  }
-};
 
 double copy_bandwidth_gbs(cudaStream_t s)
 {
@@ -282,7 +204,7 @@ try {
         t.push_back(seconds_since(a));
       }
       const double sec = median(t);
-      TimedBackend tb(*b);
+      bench::TimedBackend tb(*b);
       const auto a = std::chrono::steady_clock::now();
       solve(tb, st, {});
       const double timed_sec = seconds_since(a);

@@ -40,6 +40,12 @@ inline double gpu_median_ms(const std::function<void()> &launch, cudaStream_t st
   return median(t);
 }
 
+/// Seconds from `start` to now on the host's steady clock.
+inline double seconds_since(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 /// Median milliseconds of f's wall time on the host.
 inline double host_median_ms(const std::function<void()> &f, int reps)
 {
