@@ -106,14 +106,15 @@ TEST_F(DenseGemv, LargeDenseGemvIsEquivalentToRef)
 
 // --- CSR SpMV ----------------------------------------------------------------------------------------------
 
-void expect_spmv(const Csr &A, std::uint64_t seed, cudaStream_t s)
+void expect_spmv(const Csr &A, std::uint64_t seed, cudaStream_t s, int lanes = 0)
 {
-  SCOPED_TRACE("csr " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " nnz " + std::to_string(A.colind.size()));
+  SCOPED_TRACE("csr " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " nnz " + std::to_string(A.colind.size()) +
+               " lanes " + std::to_string(lanes));
   const std::vector<Scalar> x = random_vector(static_cast<std::size_t>(A.cols), seed);
   DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
   DeviceBuffer<Scalar> va = upload(A.values), dx = upload(x), dy(static_cast<std::size_t>(A.rows));
   poison(dy.data(), dy.size());
-  k::csr_spmv(A.rows, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), va.data(), dx.data(), dy.data(), s);
+  k::csr_spmv(A.rows, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), va.data(), dx.data(), dy.data(), s, lanes);
   const std::vector<Scalar> y = download(dy.data(), dy.size());
   for (index_t r = 0; r < A.rows; ++r) {
     Scalar ref = 0;
@@ -143,6 +144,35 @@ TEST_F(CsrSpmv, CsrSpmvIsEquivalentToRef)
     }
   expect_spmv(laplacian(33), 77, stream());
   expect_spmv(magnetic_laplacian(33, 0.3), 79, stream()); // complex Hermitian (real symmetric, hops -cos(0.3 j), in the real build)
+  // A lane count given, as the default flavor gives one for short regular rows: every count on rows far
+  // shorter and far longer than it.
+  for (int lanes : {1, 2, 4, 8, 16, 32}) {
+    expect_spmv(magnetic_laplacian(31, 0.3), 81, stream(), lanes);
+    expect_spmv(random_csr(1001, 1001, 12.0, seed + lanes), 83, stream(), lanes);
+    if (HasFatalFailure()) return;
+  }
+  for (int lanes : {-1, 3, 64})
+    EXPECT_THROW(k::csr_spmv(1, 0, nullptr, nullptr, nullptr, nullptr, nullptr, stream(), lanes), cudalanczos::Error)
+        << lanes << " lanes";
+}
+
+TEST_F(CsrSpmv, LongestRowIsEquivalentToRef)
+{
+  // Random rows (some empty, every 97th long), no rows, only empty rows, and one row.
+  std::uint64_t seed = 2600;
+  DeviceBuffer<int> longest(1);
+  for (index_t rows : odd_sizes())
+    for (double mean : {0.0, 0.5, 5.0, 40.0}) {
+      const Csr A = random_csr(rows, rows, mean, seed += 3);
+      SCOPED_TRACE(std::to_string(rows) + " rows, mean " + std::to_string(mean));
+      index_t ref = 0;
+      for (index_t r = 0; r < A.rows; ++r) ref = std::max<index_t>(ref, A.rowptr[r + 1] - A.rowptr[r]);
+      DeviceBuffer<int> rp = upload(A.rowptr);
+      poison(longest.data(), 1);
+      k::longest_row(A.rows, rp.data(), longest.data(), stream());
+      ASSERT_EQ(download(longest.data(), 1)[0], ref);
+    }
+  EXPECT_THROW(k::longest_row(-1, nullptr, longest.data(), stream()), cudalanczos::Error);
 }
 
 TEST_F(CsrSpmv, LargeCsrSpmvIsEquivalentToRef)
