@@ -43,7 +43,6 @@ using bench::gpu_median_ms;
 using bench::median;
 using bench::seconds_since;
 
-
 double copy_bandwidth_gbs(cudaStream_t s)
 {
   const std::size_t bytes = std::size_t(1) << 30;
@@ -117,7 +116,7 @@ try {
     const std::vector<Scalar> c(cols + 1, Scalar(1e-3));
     CUDALANCZOS_CHECK(cudaMemcpy(coef.data(), c.data(), c.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
     CUDALANCZOS_CHECK(cudaMemcpy(g.data(), c.data(), 4 * sizeof(Scalar), cudaMemcpyHostToDevice));
-    const double a[4] = {1.0, 1.0, 1.0, 1.0}; // after[1] = 1 = out's ... shut gate below: 1 < 0.5 * 1 is false
+    const double a[4] = {1.0, 1.0, 1.0, 1.0}; // after[1] = after[2] = 1: the gate below (after[1] < 0.5 after[2]) stays shut
     CUDALANCZOS_CHECK(cudaMemcpy(after.data(), a, sizeof a, cudaMemcpyHostToDevice));
   }
   const kernels::Gate shut{after.data() + 1, after.data() + 2, 0.5};

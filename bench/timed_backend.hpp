@@ -24,7 +24,6 @@ public:
   long step_calls = 0, rotate_calls = 0, other_calls = 0;
 
   std::string name() const override { return b_.name(); }
-  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
   bool get_column_device(int j, Scalar *x, void *stream) const override { return b_.get_column_device(j, x, stream); }
   bool set_column_device(int j, const Scalar *x, void *stream) override { return b_.set_column_device(j, x, stream); }
   void set_random(int j, std::uint64_t seed) override { other([&] { b_.set_random(j, seed); }); }

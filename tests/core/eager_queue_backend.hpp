@@ -18,8 +18,6 @@ public:
   explicit EagerQueueBackend(Backend &inner) : ForwardingBackend(inner) {}
 
   std::string name() const override { return "eager-queue(" + b_.name() + ")"; }
-  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
-  void update(int first, int k, const Scalar *coef, int col) override { b_.update(first, k, coef, col); }
   void expand(int first, int last, double anorm, StepRecord *records) override
   {
     if (queued_) throw Error("EagerQueueBackend::expand: steps are queued");

@@ -1,8 +1,10 @@
-// A backend that forwards Backend's pure virtual operations to another one: the base of the test
-// backends that change or watch one part of the contract (EagerQueueBackend, the counting backend of
-// the block steps' test, test_complex_hermitian's check of the default project_with). The operations
-// with a default (update, project_with, expand, the queue, the block operations) stay Backend's, which
-// builds them from the forwarded ones, unless a subclass forwards them too.
+// A backend that forwards Backend's pure virtual operations to another one, with set_operator_scale
+// (a wrapper that kept Backend's would refuse every scaled problem) and update (the inner backend's own,
+// without the norm): the base of the backends that change or watch one part of the contract
+// (EagerQueueBackend, the counting backend of the block steps' test, test_complex_hermitian's check of
+// the default project_with, bench/timed_backend.hpp). The other operations with a default
+// (project_with, expand, the queue, the block operations) stay Backend's, which builds them from the
+// forwarded ones, unless a subclass forwards them too.
 #pragma once
 
 #include "core/backend.hpp"
@@ -23,8 +25,10 @@ public:
   void set_column(int j, const Scalar *x) override { b_.set_column(j, x); }
   void get_column(int j, Scalar *x) const override { b_.get_column(j, x); }
   void apply_operator(int src, int dst) override { b_.apply_operator(src, dst); }
+  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
   void project(int first, int k, int col, Scalar *out) override { b_.project(first, k, col, out); }
   double subtract(int first, int k, const Scalar *coef, int col) override { return b_.subtract(first, k, coef, col); }
+  void update(int first, int k, const Scalar *coef, int col) override { b_.update(first, k, coef, col); }
   void scale(int col, double alpha) override { b_.scale(col, alpha); }
   void combine(int first, int k, const Scalar *coef, int dst) override { b_.combine(first, k, coef, dst); }
   void rotate(int k, int m, const Scalar *Q, int ldq) override { b_.rotate(k, m, Q, ldq); }

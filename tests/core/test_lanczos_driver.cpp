@@ -1026,8 +1026,6 @@ class FullPassCountingBackend final : public ForwardingBackend {
 public:
   FullPassCountingBackend(Backend &inner, int block) : ForwardingBackend(inner), block_(block) {}
   std::string name() const override { return "counting(" + b_.name() + ")"; }
-  void set_operator_scale(int e) override { b_.set_operator_scale(e); }
-  void update(int first, int k, const Scalar *coef, int col) override { b_.update(first, k, coef, col); }
   void apply_operator_block(int src, int dst, int b) override
   {
     b_.apply_operator_block(src, dst, b);
