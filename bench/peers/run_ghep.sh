@@ -10,7 +10,8 @@
 #   run_ghep.sh CARRY OUT [MX MY NEV SOLVES]      defaults 1000 1000 10 5
 #
 # PROBLEMS="sinvert lumped" (the default) chooses the problems; a second call with other sizes appends to
-# OUT/ghep.txt.
+# OUT/ghep.txt. LOG_VIEW=1 adds -log_view to every solver, for its solve counts and event times (the logs'
+# names end in -logview); time with LOG_VIEW=0, the default, so that no solver's times carry the logging.
 # CARRY: `make gpu-pack BUILD=build-petsc-cuda`'s folder with petsc-libs.tar.xz unpacked into CARRY/lib.
 # Each process's output (with -eps_view / -log_view's solve counts) in OUT/logs/, a summary in OUT/ghep.txt.
 set -uo pipefail
@@ -28,19 +29,21 @@ declare -A problem=(
 declare -A solver=(
   [cudalanczos]="-eps_type cudalanczos -eps_view"
   [cudalanczos-noverify]="-eps_type cudalanczos -eps_cudalanczos_verify 0 -eps_view"
-  [krylovschur]="-eps_type krylovschur -bv_type svec -log_view"
+  [krylovschur]="-eps_type krylovschur -bv_type svec"
 )
+logview=""; suffix=""
+if [ "${LOG_VIEW:-0}" = 1 ]; then logview="-log_view"; suffix="-logview"; fi
 for p in ${PROBLEMS:-sinvert lumped}; do
   for s in krylovschur cudalanczos cudalanczos-noverify; do
-    name=$p-$s-${mx}x$my
-    timeout 300 "$vm" -mx "$mx" -my "$my" -nev "$nev" -solves "$solves" -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $gpu \
+    name=$p-$s-${mx}x$my$suffix
+    timeout 300 "$vm" -mx "$mx" -my "$my" -nev "$nev" -solves "$solves" -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $logview $gpu \
       >"$out/logs/$name.log" 2>&1
     rc=$?
     {
-      echo "== $name (rc $rc): vibration_modes -mx $mx -my $my -nev $nev -solves $solves -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $gpu"
+      echo "== $name (rc $rc): vibration_modes -mx $mx -my $my -nev $nev -solves $solves -eps_tol 1e-8 ${problem[$p]} ${solver[$s]} $logview $gpu"
       grep -E '^membrane|^solve times|^ +0 ' "$out/logs/$name.log"
       grep -E 'last solve:|by part:|products with B|operator:|generalized problem' "$out/logs/$name.log" | sort -u
-      grep -E '^(KSPSolve|MatSolve|MatMult|PCApply) ' "$out/logs/$name.log" | awk '{print $1, "count", $2}'
+      grep -E '^(KSPSolve|MatSolve|MatMult|PCApply|STApply|EPSSolve|BVDotVec|BVOrthogonalizeV|EPSCUDALanczos[A-Za-z]*) ' "$out/logs/$name.log" | awk '{print $1, "count", $2, "time", $4}'
     } >>"$out/ghep.txt"
   done
 done

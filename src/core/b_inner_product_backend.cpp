@@ -94,6 +94,19 @@ void BInnerProductBackend::get_column(int j, Scalar *x) const
   inner_.get_column(j, x);
 }
 
+bool BInnerProductBackend::get_column_device(int j, Scalar *x, void *stream) const
+{
+  check_column(j);
+  return inner_.get_column_device(j, x, stream);
+}
+
+bool BInnerProductBackend::set_column_device(int j, const Scalar *x, void *stream)
+{
+  check_column(j);
+  changed(j);
+  return inner_.set_column_device(j, x, stream);
+}
+
 void BInnerProductBackend::apply_operator(int src, int dst)
 {
   check_column(src);

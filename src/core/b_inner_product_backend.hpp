@@ -53,6 +53,10 @@ public:
   void set_random(int j, std::uint64_t seed) override;
   void set_column(int j, const Scalar *x) override;
   void get_column(int j, Scalar *x) const override;
+  /// The wrapped backend's device copies (the solve's results and a start vector stay on the device
+  /// where it has them); a column set this way drops its B-product like set_column.
+  bool get_column_device(int j, Scalar *x, void *stream) const override;
+  bool set_column_device(int j, const Scalar *x, void *stream) override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
   void project(int first, int k, int col, Scalar *out) override;

@@ -15,8 +15,11 @@
 #include "host/host_backend.hpp"
 
 #include <slepc/private/epsimpl.h>
+#include <slepc/private/stimpl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -500,6 +503,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
     s.translation_map = isshift && !inner ? true : false;
   }
+  PetscBool st_assembled; // SHIFT/SINVERT/CAYLEY on assembled matrices: its operator changes only with them
   { // The true-residual check may take the Lanczos relation's proof (Result::residual_bounds) only for an
     // operator applied exactly to rounding: assembled matrices (a shell may hide an inner solve or anything
     // else that is not a fixed matrix), and, where the ST solves (a B, STSINVERT, STCAYLEY), a direct
@@ -517,6 +521,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscBool known_st;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)eps->st, &known_st, STSHIFT, STSINVERT, STCAYLEY, ""));
     if (!known_st) exact = PETSC_FALSE; // a shell ST (or any other) applies what it likes
+    st_assembled = exact;
     if (exact && !s.translation_map) {  // the operator solves with the ST's KSP
       KSP       ksp;
       PC        pc;
@@ -555,6 +560,37 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &norm_cached, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, comm));
       if (norm_cached) s.norm_estimate = (double)nrm;
     }
+  }
+  // Where the ST applies the operator with a solve (a B, STSINVERT, STCAYLEY), measuring its norm is a
+  // solve: the estimate of an earlier solve of this EPS is taken while the ST's type, shift and matrices
+  // are the same. With the same seed the measurement would repeat that value bit for bit (a direct
+  // solve), or to the KSP's tolerance; the scaling needs it within far less.
+  PetscInt64 st_of[6] = {-1, -1, -1, -1, -1, -1};
+  PetscBool  st_norm_cached = PETSC_FALSE;
+  const bool st_norm_key = !s.translation_map && st_assembled && !congruence;
+  if (st_norm_key) {
+    PetscInt    nmat;
+    PetscScalar sigma;
+    PetscCall(STGetNumMatrices(eps->st, &nmat));
+    for (PetscInt i = 0; i < PetscMin(nmat, 2); ++i) {
+      Mat              M;
+      PetscObjectId    id;
+      PetscObjectState state;
+      PetscCall(STGetMatrix(eps->st, i, &M));
+      PetscCall(PetscObjectGetId((PetscObject)M, &id));
+      PetscCall(PetscObjectStateGet((PetscObject)M, &state));
+      st_of[2 * i] = (PetscInt64)id, st_of[2 * i + 1] = (PetscInt64)state;
+    }
+    PetscCall(STGetShift(eps->st, &sigma));
+    const double parts[2] = {(double)PetscRealPart(sigma), (double)PetscImaginaryPart(sigma)};
+    std::memcpy(&st_of[4], parts, sizeof parts);
+    const char *type;
+    PetscCall(PetscObjectGetType((PetscObject)eps->st, &type));
+    st_norm_cached = ctx->st_norm > 0 && std::equal(st_of, st_of + 6, ctx->st_norm_of) && ctx->st_norm_type == type ? PETSC_TRUE : PETSC_FALSE;
+    // every rank alike: a rank whose matrix state moved alone would otherwise measure (a collective) alone
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &st_norm_cached, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, comm));
+    if (st_norm_cached) s.norm_estimate = ctx->st_norm;
+    else PetscCallCXX((ctx->st_norm = 0, ctx->st_norm_type = type));
   }
 
   cb.error = [&](double theta, double res) {
@@ -835,6 +871,11 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->scale_exponent = result.scale_exponent;
   ctx->norm_estimate = result.norm_estimate;
   ctx->norm_reused   = norm_cached;
+  ctx->st_norm_reused = st_norm_cached;
+  if (st_norm_key && !st_norm_cached && result.norm_estimate > 0) {
+    ctx->st_norm = result.norm_estimate;
+    std::copy(st_of, st_of + 6, ctx->st_norm_of);
+  }
   if (norm_mat && !norm_cached && result.norm_estimate > 0)
     PetscCall(PetscObjectComposedDataSetReal((PetscObject)norm_mat, EPS_CUDALanczos_NormId, (PetscReal)result.norm_estimate));
   ctx->residuals_checked = result.residuals_checked;
@@ -1014,6 +1055,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
                                        ctx->scale_exponent, ctx->norm_estimate));
     if (ctx->norm_reused)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  norm estimate %g reused from the matrix (unchanged since a solve measured it): no product\n", ctx->norm_estimate));
+    if (ctx->st_norm_reused)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  norm estimate %g of the ST's operator reused from this EPS's last solve (same ST type, shift and matrices): no solve\n",
+                                       ctx->norm_estimate));
     if (!thesis) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  true residuals checked: %d converged pairs, %d failed the convergence test and were not counted\n",
                                        ctx->residuals_checked, ctx->residual_rejected));
@@ -1047,15 +1091,10 @@ PetscErrorCode EPSReset_CUDALanczos(EPS eps)
   PetscCallCXX(ctx->backend_cache.reset());
   PetscCallCXX(ctx->backend_cache_op.reset());
   PetscCallCXX(ctx->device_op.reset());
-  if (eps->st) { // a Mat changed since its last solve and solved no more gives its device memory back now
-    PetscInt nmat;
-    PetscCall(STGetNumMatrices(eps->st, &nmat));
-    if (nmat > 0) {
-      Mat A;
-      PetscCall(STGetMatrix(eps->st, 0, &A));
-      PetscCall(MatCUDALanczosDropStaleDeviceCopy(A));
-    }
-  }
+  // A Mat changed since its last solve and solved no more gives its device memory back now. The ST's
+  // own reference, not STGetMatrix: that refuses a matrix whose state moved since EPSSetOperators, the
+  // very case here, and a reset (EPSDestroy) must not fail on it.
+  if (eps->st && eps->st->nmat > 0 && eps->st->A && eps->st->A[0]) PetscCall(MatCUDALanczosDropStaleDeviceCopy(eps->st->A[0]));
   PetscFunctionReturn(0);
 }
 

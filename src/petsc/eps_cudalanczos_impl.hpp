@@ -128,6 +128,13 @@ struct EPS_CUDALANCZOS {
   int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
   double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
   PetscBool   norm_reused = PETSC_FALSE; // taken from the Mat (composed by an earlier solve), not measured
+  // The norm estimate of an operator that is not an assembled matrix of ours (STApply: a solve, B^-1 A,
+  // (A - sigma B)^-1 B, ...), kept with the EPS for its re-solves: measuring it is a solve. Valid while the
+  // ST's type, its shift and its matrices (ids and object states) are those it was measured with.
+  double      st_norm = 0;
+  PetscInt64  st_norm_of[6] = {-1, -1, -1, -1, -1, -1}; // each ST matrix's id and state, the shift's two parts' bits
+  std::string st_norm_type;
+  PetscBool   st_norm_reused = PETSC_FALSE; // the last solve took it (-eps_view)
   int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
   int         residuals_proven = 0; // converged pairs whose bound met tol (no product)
   int         last_reason = 0;          // cudalanczos::Reason of the last solve

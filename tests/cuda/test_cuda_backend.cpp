@@ -310,6 +310,49 @@ TEST_P(CudaBackendOps, ColumnDeviceCopiesAreEquivalentToRef)
   EXPECT_FALSE(host_->set_column_device(0, d.data(), stream()));
 }
 
+// BInnerProductBackend over the CUDA backend: its columns to and from device memory are the wrapped
+// backend's, bit for bit, and a column set from the device drops the B-product it held, so the next
+// B-inner product is the new column's (a stale product would give the old column's B-norm).
+TEST_P(CudaBackendOps, BInnerProductColumnDeviceCopiesAreEquivalentToHostCopies)
+{
+  const std::size_t n = static_cast<std::size_t>(n_);
+  if (n_ < 1) GTEST_SKIP() << "no rows";
+  std::vector<Scalar> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = 1.25 + 0.75 * random_entry(77, static_cast<index_t>(i));
+  const auto bmul = [&](const Scalar *x, Scalar *y) {
+    for (std::size_t i = 0; i < n; ++i) y[i] = d[i] * x[i];
+  };
+  const auto b_norm2 = [&](const std::vector<Scalar> &x) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += real_part(conj_of(x[i]) * d[i] * x[i]);
+    return s;
+  };
+  BackendConfig config; // one process: the B-inner products below are this rank's alone
+  config.local_size = config.global_size = n_;
+  config.flavor = flavor_;
+  const std::unique_ptr<Backend> inner = make_cuda_backend(config, make_dense_operator(A_.view(), flavor_, -1));
+  BInnerProductBackend b(*inner, host_round_trip(bmul));
+  b.resize_basis(3);
+  const std::vector<Scalar> x = random_vector(n, 41), y = random_vector(n, 42);
+  b.set_column(1, x.data());
+  std::vector<Scalar> out(1);
+  b.project(1, 0, 1, out.data()); // x^H B x: the scratch column now holds B x
+  EXPECT_NEAR(real_part(out[0]), b_norm2(x), 1e-12 * b_norm2(x));
+  DeviceBuffer<Scalar> dy = upload(y);
+  ASSERT_TRUE(b.set_column_device(1, dy.data(), stream()));
+  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
+  b.project(1, 0, 1, out.data());
+  EXPECT_NEAR(real_part(out[0]), b_norm2(y), 1e-12 * b_norm2(y)) << "the B-product of the column set before was reused";
+  DeviceBuffer<Scalar> back(n);
+  ASSERT_TRUE(b.get_column_device(1, back.data(), stream()));
+  CUDALANCZOS_CHECK(cudaStreamSynchronize(stream()));
+  std::vector<Scalar> host(n);
+  b.get_column(1, host.data());
+  EXPECT_EQ(download(back.data(), n), host);
+  EXPECT_EQ(host, y);
+  EXPECT_THROW(b.get_column_device(3, back.data(), stream()), Error) << "column 3 is the scratch column, not the basis";
+}
+
 // ConstrainedBackend over the CUDA backend: constraints and start vectors read from device memory give
 // the same basis, bit for bit, as the same vectors read from the host.
 TEST_P(CudaBackendOps, ConstrainedColumnDeviceCopiesAreEquivalentToHostCopies)

@@ -280,6 +280,51 @@ static PetscErrorCode CheckInitialVectorOfACongruentSolve(PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* The norm estimate of STSINVERT's operator is a solve: a re-solve on the same EPS takes the last one's
+   (-eps_view says so) and, with everything else the same, repeats its eigenvalues with one product fewer. A
+   changed matrix (its object state) or a changed shift measures again, and the answers follow the change. */
+static PetscErrorCode CheckSTNormReuse(PetscInt n)
+{
+  Mat         A, B;
+  EPS         eps;
+  const Case  c = {STSINVERT, 0.0, 3, EPS_TARGET_MAGNITUDE, "host"};
+  int         products[4] = {-1, -1, -1, -1};
+  PetscBool   reused[4];
+  PetscScalar l[4][3];
+  char        text[256], detail[512];
+  PetscBool   found;
+  PetscReal   same = 0, scaled = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildPencil(n, MASS_CONSISTENT, &A, &B));
+  PetscCall(SetUpEPS(A, B, c, PETSC_FALSE, EPSCUDALANCZOS, &eps));
+  for (int k = 0; k < 4; ++k) {
+    if (k == 2) PetscCall(MatScale(A, 2.0)); /* a new state: the eigenvalues double, the norm is measured again */
+    if (k == 3) PetscCall(EPSSetTarget(eps, 1e-3)); /* a new shift: measured again */
+    if (k > 0) PetscCall(EPSSetOperators(eps, A, B)); /* SLEPc's way to solve again (EPSSolve on a solved EPS returns) */
+    PetscCall(EPSSolve(eps));
+    for (PetscInt i = 0; i < c.nev; ++i) PetscCall(EPSGetEigenvalue(eps, i, &l[k][i], NULL));
+    PetscCall(ViewLine(eps, "  last solve: ", text, sizeof(text), &found));
+    if (found) sscanf(text, "  last solve: %d operator applications", &products[k]);
+    PetscCall(ViewLine(eps, "of the ST's operator reused", NULL, 0, &reused[k]));
+  }
+  for (PetscInt i = 0; i < c.nev; ++i) {
+    same   = PetscMax(same, PetscAbsScalar(l[1][i] - l[0][i]) / PetscAbsScalar(l[0][i]));
+    scaled = PetscMax(scaled, PetscAbsScalar(l[2][i] - 2 * l[0][i]) / PetscAbsScalar(l[2][i]));
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "products %d, %d, %d, %d; reused %d %d %d %d; re-solve differs by %.2e, after scaling A by %.2e", products[0],
+                          products[1], products[2], products[3], (int)reused[0], (int)reused[1], (int)reused[2], (int)reused[3], (double)same, (double)scaled));
+  PetscCall(Check((PetscBool)(!reused[0] && reused[1] && !reused[2] && !reused[3] && products[0] > 0 && products[1] == products[0] - 1 && same == 0 &&
+                              scaled <= 1e-9 && products[3] > 0),
+                  "STSINVERT: a re-solve takes the operator's norm estimate from the last solve, a changed matrix or shift measures it", detail));
+  /* A matrix changed after the last solve, without EPSSetOperators: the EPS is still destroyed cleanly. */
+  PetscCall(MatScale(A, 0.5));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* A PETSc error, not a crash or an answer. */
 static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
 {
@@ -363,6 +408,7 @@ int main(int argc, char **argv)
   if (!has_cuda_device) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# skipped: the CUDA backend cases (no GPU)\n"));
   PetscCall(CheckProofFollowsTheSolver(n));
   PetscCall(CheckInitialVectorOfACongruentSolve(n));
+  PetscCall(CheckSTNormReuse(n));
   PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
   PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
   PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
