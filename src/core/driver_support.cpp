@@ -122,17 +122,22 @@ void sort_converged(Backend &b, Result &r, const std::function<double(double)> &
   if (identity) return;
   std::vector<Scalar> P(static_cast<std::size_t>(k) * k, Scalar(0));
   const bool bounds = r.residual_bounds.size() >= static_cast<std::size_t>(k);
-  std::vector<double> ev(k), er(k), bd(bounds ? k : 0);
+  const bool purify = r.purify_scale.size() >= static_cast<std::size_t>(k);
+  std::vector<double> ev(k), er(k), bd(bounds ? k : 0), ps(purify ? k : 0);
+  std::vector<int> pc(purify ? k : 0);
   for (int j = 0; j < k; ++j) {
     P[perm[j] + static_cast<std::size_t>(j) * k] = 1.0;
     ev[j] = r.eigenvalues[perm[j]];
     er[j] = r.errors[perm[j]];
     if (bounds) bd[j] = r.residual_bounds[perm[j]];
+    if (purify) ps[j] = r.purify_scale[perm[j]], pc[j] = r.purify_column[perm[j]];
   }
   b.rotate(k, k, P.data(), k);
   std::copy(ev.begin(), ev.end(), r.eigenvalues.begin());
   std::copy(er.begin(), er.end(), r.errors.begin());
   std::copy(bd.begin(), bd.end(), r.residual_bounds.begin());
+  std::copy(ps.begin(), ps.end(), r.purify_scale.begin());
+  std::copy(pc.begin(), pc.end(), r.purify_column.begin());
 }
 
 std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std::vector<double> &theta)

@@ -48,7 +48,13 @@ int basis_columns_needed(const Settings &s)
   // The block variant: ncv columns and the residual block.
   const int most = s.variant == Variant::ThickRestart ? std::max(s.ncv, s.ncv_max) : s.ncv;
   const int block = s.variant == Variant::ThickRestart && s.block_size > 1 ? s.ncv + s.block_size : 0;
-  return std::max(most + 3, block);
+  return std::max(most + 3, block) + purify_columns(s);
+}
+
+int purify_columns(const Settings &s)
+{
+  // Settings::purify: one residual direction per restart that locks, and the last cycle's.
+  return s.purify && s.variant == Variant::ThickRestart && s.block_size <= 1 ? s.nev + 1 : 0;
 }
 
 
@@ -78,6 +84,9 @@ public:
   {
     n_ = b_.global_size();
     m_ = s_.ncv;
+    pur_slots_ = purify_columns(s_);
+    pur_base_ = basis_columns_needed(s_) - pur_slots_;
+    pur_slots_ = std::max(0, std::min(pur_slots_, b_.basis_columns() - pur_base_)); // a caller's smaller basis: fewer
     cap_ = s_.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s_.ncv, std::min<index_t>(s_.ncv_max, n_))) : s_.ncv;
   }
 
@@ -634,6 +643,9 @@ private:
         locked_theta.clear();
         locked_err.clear();
         locked_res.clear();
+        pur_scale_.clear();
+        pur_column_.clear();
+        pur_used_ = 0;
         locked = start = 0;
         verifying = false;
         found = 0;
@@ -695,6 +707,8 @@ private:
         r.errors.assign(err_all.begin(), err_all.begin() + kcols);
         if (s_.exact_operator)
           r.residual_bounds = detail::residual_bounds(locked_res, std::vector<double>(res.begin(), res.begin() + keep), anorm_, matvecs_, m_);
+        keep_residual_direction(mc, rp, beta, 0, keep);
+        purification_result(r, r.eigenvalues.size());
         detail::sort_converged(b_, r, key);
         orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
         return r;
@@ -714,6 +728,7 @@ private:
         locked_err.push_back(err[q]);
       }
       locked_res.lock(res, lock);
+      keep_residual_direction(mc, rp, beta, 0, lock); // before column mc is overwritten
       for (int i = 0; i < locked + lock; ++i) S(i, i) = locked_theta[i] + s_.shift;
       if (inject) {
         if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
@@ -721,6 +736,7 @@ private:
           r.reason = Reason::Converged;
           r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
           r.errors.assign(err_all.begin(), err_all.begin() + kcols);
+          purification_result(r, r.eigenvalues.size());
           detail::sort_converged(b_, r, key);
           orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
           return r;
@@ -930,7 +946,84 @@ private:
   int growth_locked_ = -1, growth_m_ = 0;       //   the locked count and basis size it was measured with
   double growth_rate_ = 0;                      //   the rate measured then (0: none)
   int slow_cycles_ = 0;                         //   and how many cycles in a row were slow
+  // Settings::purify: residual directions kept in columns pur_base_..pur_base_+pur_slots_-1 (pur_used_ of
+  // them so far), and for each locked vector the c / theta of its purification and its direction's column
+  // (NaN and -1 where no column was left or theta is 0).
+  int pur_base_ = 0, pur_slots_ = 0, pur_used_ = 0;
+  std::vector<double> pur_scale_;
+  std::vector<int> pur_column_;
+
+  // Keeps column `col` (this cycle's residual direction) for the purification of the pairs order[q0..q1)
+  // of the active block (Ritz vectors Y, values w, coupling beta); appends their scale and column.
+  void keep_residual_direction(int col, const detail::RitzPairs &rp, double beta, int q0, int q1)
+  {
+    if (!s_.purify || q1 <= q0) return;
+    const int slot = pur_used_ < pur_slots_ ? pur_base_ + pur_used_ : -1;
+    if (slot >= 0) {
+      b_.copy_column(col, slot);
+      ++pur_used_;
+    }
+    for (int q = q0; q < q1; ++q) {
+      const int i = rp.order[q];
+      // A x = w x + beta y_last u: x <- A x / w = x + (beta y_last / w) u.
+      const double c = beta * real_part(rp.Y[(rp.na - 1) + static_cast<std::size_t>(i) * rp.na]);
+      const bool ok = slot >= 0 && rp.w[i] != 0 && std::isfinite(c / rp.w[i]);
+      pur_scale_.push_back(ok ? c / rp.w[i] : std::numeric_limits<double>::quiet_NaN());
+      pur_column_.push_back(ok ? slot : -1);
+    }
+  }
+
+  // The returned vectors' purification data, aligned with r.eigenvalues before sort_converged.
+  void purification_result(Result &r, std::size_t returned) const
+  {
+    if (!s_.purify) return;
+    r.purify_base = pur_slots_ > 0 ? pur_base_ : -1;
+    r.purify_directions = pur_used_;
+    r.purify_scale = pur_scale_;
+    r.purify_column = pur_column_;
+    r.purify_scale.resize(returned, std::numeric_limits<double>::quiet_NaN());
+    r.purify_column.resize(returned, -1);
+  }
 };
+
+// Settings::purify, after the solve and its true-residual check: x_j <- A x_j / theta_j from the Lanczos
+// relation, for each converged x_j the driver kept a residual direction for (Settings::purify):
+//   A x_j = theta_j x_j + c_j u_(j) + sum_i c_i (u_(i)^H x_j) x_i,   c = t theta (Result::purify_scale),
+// the sum over the other purifiable returned vectors x_i (the couplings their locking dropped; zero for
+// those whose direction x_j is orthogonal to). All the u^H x first, from the vectors as returned; then each
+// x_j in place (a term from an x_i purified before it differs by t_i^2 relative: rounding where it
+// matters). x_j, u_(j) and the x_i are orthonormal, so the sum's norm is known: no second reduction.
+void purify_returned(Backend &b, const Settings &s, Result &r)
+{
+  const int k = std::min(r.nconv, static_cast<int>(r.purify_scale.size()));
+  const int nd = r.purify_directions;
+  if (k <= 0 || nd <= 0 || r.purify_base < 0) return;
+  std::vector<char> ok(static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) ok[j] = std::isfinite(r.purify_scale[j]) && r.purify_column[j] >= 0;
+  std::vector<Scalar> d(static_cast<std::size_t>(k) * (nd + 1), Scalar(0)); // d(j, q) = u_q^H x_j
+  for (int j = 0; j < k; ++j)
+    if (ok[j]) b.project(r.purify_base, nd, j, &d[static_cast<std::size_t>(j) * (nd + 1)]), ++r.reductions;
+  std::vector<Scalar> coef(static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) {
+    if (!ok[j]) continue;
+    const double theta_j = r.eigenvalues[j] + s.shift, t = r.purify_scale[j];
+    double norm2 = 1 + t * t;
+    for (int i = 0; i < k; ++i) {
+      coef[i] = 0;
+      if (i == j || !ok[i]) continue;
+      const double theta_i = r.eigenvalues[i] + s.shift;
+      coef[i] = -(r.purify_scale[i] * theta_i / theta_j) * d[static_cast<std::size_t>(j) * (nd + 1) + (r.purify_column[i] - r.purify_base)];
+      norm2 += abs2(coef[i]);
+    }
+    // the other vectors: columns 0..j-1 and j+1..k-1 (update's source and destination do not overlap)
+    if (j > 0) b.update(0, j, coef.data(), j);
+    if (j + 1 < k) b.update(j + 1, k - j - 1, coef.data() + j + 1, j);
+    const Scalar own = -t; // update subtracts
+    if (t != 0) b.update(r.purify_column[j], 1, &own, j);
+    if (norm2 != 1) b.scale(j, 1 / std::sqrt(norm2));
+    ++r.purified;
+  }
+}
 
 } // namespace
 
@@ -1001,6 +1094,7 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
     second.residual_retries = 1;
     r = std::move(second);
   }
+  purify_returned(backend, s, r);
   r.matvecs += measured;
   r.matvecs_before_nev += measured;
   r.operator_passes += measured;

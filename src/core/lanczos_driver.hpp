@@ -76,6 +76,18 @@ struct Settings {
   /// pair's dropped coupling adds to the true residual of every pair computed after it, so where the
   /// true-residual check at the end rejects pairs the solve goes on with a margin 100 times smaller.
   double lock_margin = 1.0;
+  /// Thick restart, single-vector steps: purify the returned converged vectors from the Lanczos relation,
+  /// x <- A x / theta without a product (Ericsson & Ruhe 1980; Nour-Omid, Parlett, Ericsson & Jensen
+  /// 1987; ARPACK's purification for shift-and-invert). For a Ritz vector x, A x = theta x + c u + the
+  /// couplings locking dropped: u is the unit residual direction of the cycle in which x was locked or
+  /// returned, c its coupling to it, and each locked x_i whose direction u_i x is not orthogonal to adds
+  /// c_i (u_i^H x) x_i. Each u is kept in one of nev + 1 extra basis columns (basis_columns_needed), the
+  /// u_i^H x take one reduction per vector, and x becomes that sum over theta, normalized. What this gives
+  /// is SLEPc's EPSSetPurify for STSINVERT (A here its operator (A - sigma B)^-1 B): the range of the
+  /// operator, which excludes what rounding put in B's null space. A pair this cannot purify (no column
+  /// left, theta = 0, the block variant) is flagged in Result::purify_scale for the caller to purify
+  /// with a product.
+  bool purify = false;
 };
 
 struct Callbacks {
@@ -136,6 +148,17 @@ struct Result {
   long lookahead_dropped_steps = 0; ///< steps queued ahead of a look that then ended its cycle: a one-process device runs
                                     ///< them all (lookahead_discarded there); the host backend runs none of them
   long operator_passes = 0;        ///< operator applications counted as calls: a block of b products is one pass over A
+  /// Settings::purify: for each returned vector (aligned with `eigenvalues`), the c / theta its
+  /// purification added along its residual direction, 0 where that direction was exact (an invariant
+  /// subspace), NaN where the driver did not purify it (the caller applies the operator instead); empty
+  /// where nothing was purified (purify off, the block variant, the thesis variant).
+  std::vector<double> purify_scale;
+  int purified = 0;                ///< converged vectors purified from the Lanczos relation
+  /// Internal: the first basis column of the kept residual directions (Settings::purify), -1: none.
+  /// The true-residual check's products use the columns before it.
+  int purify_base = -1;
+  std::vector<int> purify_column;  ///< internal: the column of each returned vector's residual direction (-1: none)
+  int purify_directions = 0;       ///< internal: residual directions kept, in columns purify_base on
 };
 
 /// Runs the chosen variant. On return, basis columns 0..eigenvalues.size()-1 hold the unit Ritz
@@ -148,5 +171,8 @@ Result solve(Backend &backend, const Settings &settings, const Callbacks &callba
 
 /// Basis columns a solve needs for these settings (the caller may set column 0 before solve()).
 int basis_columns_needed(const Settings &settings);
+
+/// Of those, the columns that keep residual directions for Settings::purify (the last ones; 0 without it).
+int purify_columns(const Settings &settings);
 
 } // namespace cudalanczos

@@ -106,7 +106,8 @@ void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int bloc
   r.residuals_checked = k - r.residuals_proven;
   // The products go to the columns after the returned vectors: at least three are free (the drivers'
   // basis_columns_needed keeps a residual direction and two work columns, or a residual block).
-  const int room = b.basis_columns() - returned;
+  // (Not the residual directions kept for the purification, from r.purify_base on.)
+  const int room = (r.purify_base >= 0 ? r.purify_base : b.basis_columns()) - returned;
   if (room < 1) throw Error("check_residuals: no free basis column after the " + std::to_string(returned) + " returned vectors");
   // One block product per chunk: a GPU reads a dense matrix once for all its columns, a sparse one with
   // an interleaved copy of the block (kernels::csr_spmm), whose scratch is kept to kResidualBlock columns;

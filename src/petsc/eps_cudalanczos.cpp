@@ -534,6 +534,13 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     }
     s.exact_operator = exact ? true : false;
   }
+  { // SLEPc's purification (EPSSetPurify, on by default; SLEPc does it for STSINVERT, not for STCAYLEY) from
+    // the Lanczos relation, without a solve (Settings::purify); a pair the driver leaves (NaN in
+    // Result::purify_scale) is purified with STApply after the solve, as SLEPc does.
+    PetscBool sinvert;
+    PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSINVERT, &sinvert));
+    s.purify = ipmat && sinvert && eps->purify;
+  }
   // The norm estimate: the driver measures ||A|| with one product on the backend (a device product where
   // the matrix is on the device) rather than a host pass over the matrix (MatNorm) that every new EPS
   // would pay; its scaling dead zone [2^-256, 2^256] needs the norm within far less. The measured value
@@ -823,16 +830,20 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       PetscCall(VecPointwiseMult(v, v, ctx->b_isqrt));
       PetscCall(BVRestoreColumn(eps->V, j, &v));
     }
+  ctx->purified_relation = ctx->purified_solves = 0;
   if (ipmat && eps->nconv > 0) {
     // Purification (SLEPc's EPS_Purify, on by default, EPSSetPurify; SLEPc does it for STSINVERT, not for
     // STCAYLEY): the operator's range lies in B's range, so x <- Op x removes from x what rounding put
     // outside it (components in B's null space, where B is near-singular). Then every vector B-normalized.
-    PetscBool purify;
-    PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSINVERT, &purify));
-    if (purify && eps->purify) {
+    // The driver purified what the Lanczos relation allowed (Settings::purify): x <- Op x from the kept
+    // residual directions, no solve; the others take one STApply each here.
+    if (s.purify) {
+      ctx->purified_relation = result.purified;
       Vec v, z;
       PetscCall(BVCreateVec(eps->V, &v));
       for (PetscInt j = 0; j < eps->nconv; ++j) {
+        if (j < (PetscInt)result.purify_scale.size() && std::isfinite(result.purify_scale[j])) continue;
+        ++ctx->purified_solves;
         PetscCall(BVCopyVec(eps->V, j, v));
         PetscCall(BVGetColumn(eps->V, j, &z));
         PetscCall(STApply(eps->st, v, z));
@@ -1037,6 +1048,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  products with B: %s\n", ctx->b_desc.c_str()));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)ctx->orthogonality));
+      if (ctx->purified_relation + ctx->purified_solves > 0)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  purification: %d vectors from the Lanczos relation (no solve), %d by STApply\n", ctx->purified_relation,
+                                         ctx->purified_solves));
     } else {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  orthogonality of the returned vectors: max|V'V-I| = %g\n", (double)ctx->orthogonality));
     }

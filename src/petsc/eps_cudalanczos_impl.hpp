@@ -135,6 +135,7 @@ struct EPS_CUDALANCZOS {
   PetscInt64  st_norm_of[6] = {-1, -1, -1, -1, -1, -1}; // each ST matrix's id and state, the shift's two parts' bits
   std::string st_norm_type;
   PetscBool   st_norm_reused = PETSC_FALSE; // the last solve took it (-eps_view)
+  int         purified_relation = 0, purified_solves = 0; // the last solve's purified vectors: from the Lanczos relation, by STApply
   int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
   int         residuals_proven = 0; // converged pairs whose bound met tol (no product)
   int         last_reason = 0;          // cudalanczos::Reason of the last solve

@@ -325,6 +325,76 @@ static PetscErrorCode CheckSTNormReuse(PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* STSINVERT's purification (EPSSetPurify, on by default) comes from the Lanczos relation, without a solve:
+   each returned vector must be what one STApply of the unpurified vector gives, B-normalized (up to sign),
+   the unpurified ones taken from the same solve with EPSSetPurify off. -eps_view counts them, and the
+   purified solve takes no more solves than the other. A loose tolerance makes the correction large
+   enough (about tol) that a wrong one would show. */
+static PetscErrorCode CheckRelationPurification(PetscInt n)
+{
+  Mat         A, B;
+  EPS         eps[2];
+  ST          st;
+  Vec         x, z, bz;
+  const Case  c = {STSINVERT, 0.0, 5, EPS_TARGET_MAGNITUDE, "host"};
+  PetscInt    nconv[2];
+  int         relation = -1, solves = -1, products[2] = {-1, -1};
+  char        text[256], detail[256];
+  PetscBool   found;
+  PetscReal   worst = 0, moved = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(BuildPencil(n, MASS_CONSISTENT, &A, &B));
+  for (int k = 0; k < 2; ++k) {
+    PetscCall(SetUpEPS(A, B, c, PETSC_FALSE, EPSCUDALANCZOS, &eps[k]));
+    PetscCall(EPSSetTolerances(eps[k], 1e-6, 1000));
+    PetscCall(EPSSetPurify(eps[k], k == 1 ? PETSC_TRUE : PETSC_FALSE));
+    PetscCall(EPSSolve(eps[k]));
+    PetscCall(EPSGetConverged(eps[k], &nconv[k]));
+    PetscCall(ViewLine(eps[k], "  last solve: ", text, sizeof(text), &found));
+    if (found) sscanf(text, "  last solve: %d operator applications", &products[k]);
+  }
+  PetscCall(ViewLine(eps[1], "purification: ", text, sizeof(text), &found));
+  if (found) sscanf(text, "purification: %d vectors from the Lanczos relation (no solve), %d by STApply", &relation, &solves);
+  PetscCall(MatCreateVecs(A, &x, &z));
+  PetscCall(VecDuplicate(z, &bz));
+  PetscCall(EPSGetST(eps[1], &st));
+  for (PetscInt i = 0; i < PetscMin(nconv[0], nconv[1]); ++i) {
+    Vec         y;
+    PetscScalar zbz, sign;
+    PetscReal   d;
+    PetscCall(EPSGetEigenvector(eps[0], i, x, NULL));
+    PetscCall(STApply(st, x, z));
+    PetscCall(MatMult(B, z, bz));
+    PetscCall(VecDot(bz, z, &zbz));
+    PetscCall(VecScale(z, 1 / PetscSqrtReal(PetscRealPart(zbz))));
+    PetscCall(VecDuplicate(z, &y));
+    PetscCall(EPSGetEigenvector(eps[1], i, y, NULL));
+    PetscCall(VecDot(y, z, &sign)); /* Euclidean: only its sign is used */
+    if (PetscRealPart(sign) < 0) PetscCall(VecScale(z, -1));
+    PetscCall(VecAXPY(z, -1, y));
+    PetscCall(VecNorm(z, NORM_INFINITY, &d));
+    worst = PetscMax(worst, d);
+    PetscCall(VecAXPY(x, -1, y)); /* how far the purification moved it (up to sign) */
+    PetscCall(VecNorm(x, NORM_INFINITY, &d));
+    if (d < 1) moved = PetscMax(moved, d);
+    PetscCall(VecDestroy(&y));
+  }
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "nconv %" PetscInt_FMT "/%" PetscInt_FMT ", %d from the relation, %d by STApply, products %d/%d, max diff from STApply %.2e, moved %.2e",
+                          nconv[0], nconv[1], relation, solves, products[0], products[1], (double)worst, (double)moved));
+  PetscCall(Check((PetscBool)(nconv[0] >= c.nev && nconv[1] == nconv[0] && relation == nconv[1] && solves == 0 && products[1] == products[0] && worst <= 1e-10 &&
+                              moved > 1e-10),
+                  "STSINVERT: purification from the Lanczos relation is one STApply of each vector, without a solve", detail));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&bz));
+  PetscCall(EPSDestroy(&eps[0]));
+  PetscCall(EPSDestroy(&eps[1]));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* A PETSc error, not a crash or an answer. */
 static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
 {
@@ -409,6 +479,7 @@ int main(int argc, char **argv)
   PetscCall(CheckProofFollowsTheSolver(n));
   PetscCall(CheckInitialVectorOfACongruentSolve(n));
   PetscCall(CheckSTNormReuse(n));
+  PetscCall(CheckRelationPurification(n));
   PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
   PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
   PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
