@@ -443,7 +443,7 @@ private:
       verify_fresh_ = inject;
       if (inject) {
         found = 0;
-        if (m - nconv < 2 * B) done = true, r.reason = Reason::Converged;
+        if (m - nconv < 2 * B) done = true, r.reason = Reason::Converged, r.verification_cut = true; // no room for a round
       }
 
       // Kept: as in the single-vector driver, with room for at least one block step after them.

@@ -265,9 +265,10 @@ CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhaus
     // certificate can end the round long before the complement's best Ritz value converges.
     const bool is_certified = fresh && found == 0 && certified(worst, slack);
     if (is_certified) ++r.certificates;
-    if (((complete || is_certified) && found == 0) || !room) stop(Reason::Converged);
+    if ((complete || is_certified) && found == 0) stop(Reason::Converged);
+    else if (!room) stop(Reason::Converged), r.verification_cut = true;
     else if (complete) e.inject = true; // new wanted values turned up: look once more
-    else if (r.its >= s.max_it || (c.stop && c.stop(r.its, nconv))) stop(Reason::Converged);
+    else if (r.its >= s.max_it || (c.stop && c.stop(r.its, nconv))) stop(Reason::Converged), r.verification_cut = true;
   } else if (nconv >= s.nev) {
     if (!s.verify || !room) stop(Reason::Converged);
     else verifying = e.inject = true;

@@ -664,7 +664,7 @@ private:
       int keep_limit = cap_;  // most columns to keep past the locked ones
       if (inject) {
         found = 0;
-        if (m - nconv < 2) done = true, r.reason = Reason::Converged; // no room left for a complement
+        if (m - nconv < 2) done = true, r.reason = Reason::Converged, r.verification_cut = true; // no room left for a complement
         // The certificate's exponent grows with the steps of that first cycle, and the looks inside it
         // end the cycle as soon as it fires: where the predicted steps, half as many again for the
         // guess, fit in the columns the basis may grow to, make the cycle that long, then go back to
@@ -761,6 +761,16 @@ private:
       }
       locked += lock;
       start = kcols;
+      // A verification round locks every copy it finds, and the values converged past the wanted ones
+      // with them: each takes a column from the complement's cycle. Keep the room the solve started
+      // with (ncv - nev columns past the locked ones), growing the cycle up to the basis's cap; a cycle
+      // of a few columns cannot converge the complement's best value on a clustered spectrum, and the
+      // rounds would go on to max_it without finding the copies still missing (the Hofstadter torus at
+      // flux 1/4: 8-fold eigenvalues, 3 copies of 8 missed with 4 free columns of 27).
+      if (verifying) {
+        const int room = std::max(2, s_.ncv - s_.nev);
+        if (m - locked < room && m < cap_) m = std::min(cap_, locked + room);
+      }
     }
   }
 

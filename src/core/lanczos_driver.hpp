@@ -125,6 +125,9 @@ struct Result {
                                    ///< matvecs; 0 on the host backend, which runs queued steps only when asked)
   bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
+  /// A verification round was cut short (max_it, a user's stop, or no basis column left for the
+  /// complement): nev pairs converged, but copies of the wanted values may be missing.
+  bool verification_cut = false;
   int block_certified = 0;         ///< block steps: verifications the Ritz values made unnecessary (no wanted value
                                    ///< at hand as many times as the block has vectors)
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)

@@ -876,6 +876,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->operator_passes      = result.operator_passes;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
+  ctx->verification_cut = result.verification_cut ? PETSC_TRUE : PETSC_FALSE;
+  if (result.verification_cut)
+    PetscCall(PetscInfo(eps, "cudalanczos: the multiplicity verification was cut short (max_it or no basis column left): copies of the wanted eigenvalues may be missing\n"));
   ctx->block_certified = result.block_certified;
   ctx->ncv_used      = result.ncv_used;
   ctx->block_used    = result.block_size;
@@ -1083,6 +1086,9 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
     if (eps->nconv < eps->nev) PetscCall(EPSCUDALanczosViewShortfall(eps, viewer));
     if (!thesis && ctx->verify) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds ended by the probabilistic certificate: %d\n", ctx->certificates));
+      if (ctx->verification_cut)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  verification cut short (max_it, or no basis column left for the complement): copies of the wanted "
+                                                 "eigenvalues may be missing; raise -eps_max_it or -eps_cudalanczos_ncv_max\n"));
       if (ctx->block_used > 1)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  verification rounds not needed: %d (no wanted value at hand as many times as the block has vectors)\n",
                                          ctx->block_certified));

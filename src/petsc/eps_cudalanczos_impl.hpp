@@ -109,6 +109,7 @@ struct EPS_CUDALANCZOS {
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
   int         block_certified = 0; // block steps: verifications the Ritz values at hand made unnecessary
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
+  PetscBool   verification_cut = PETSC_FALSE; // the last solve's verification round was cut short (max_it, no room)
   int         ncv_used = 0;     // basis columns of the last solve's last cycle
   int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
   int         breakdowns = 0;

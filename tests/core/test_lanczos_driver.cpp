@@ -897,6 +897,43 @@ int copies_of(const Result &r, double x)
   return copies;
 }
 
+// Eigenvalues of high multiplicity at the wanted end, as on the Hofstadter torus at flux 1/4 (4, 8, 8,
+// 4, 16, ... copies, gaps 0.5 % of the spread): every round locks the copies it finds and the values
+// converged past the wanted ones with them, until the locked vectors fill the solve's 27 columns. The
+// rounds keep the solve's room (ncv - nev columns past the locked ones) by growing the cycle up to
+// ncv_max: 111 restarts here. Without that, the cycles shrank to a few free columns and the rounds ran to
+// max_it (150) with 6 or 7 of the 8 copies of 2.97.
+TEST(Verify, FindsEveryCopyWhenTheCopiesFillTheBasis)
+{
+  const int n = 200;
+  Rng rng(1414);
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = rng.uniform(-3, 2.5);
+  const int mult[10] = {4, 8, 8, 4, 16, 8, 8, 4, 16, 8};
+  for (int v = 0, i = 0; v < 10; ++v)
+    for (int c = 0; c < mult[v]; ++c, ++i) d[i] = 3.0 - 0.03 * v;
+  const Dense A = planted(rng, d);
+  for (Reorthogonalization reorth : {Reorthogonalization::Full, Reorthogonalization::Partial}) {
+    SCOPED_TRACE(to_string(reorth));
+    Settings s = default_settings(n, 12, Which::LargestAlgebraic);
+    s.ncv_max = std::max(2 * s.ncv, s.ncv + 32); // the PETSc layer's default cap for an assembled matrix
+    s.max_it = 150;                              // (SLEPc's default max_it here is 100)
+    s.reorthogonalization = reorth;
+    const Solved sol = run_solver(A, s);
+    check_solution(A, s, sol);
+    EXPECT_EQ(copies_of(sol.result, 3.0), 4) << describe(sol.result.eigenvalues);
+    EXPECT_EQ(copies_of(sol.result, 2.97), 8) << describe(sol.result.eigenvalues);
+    EXPECT_LT(sol.result.its, s.max_it) << "the rounds ran to max_it";
+    EXPECT_FALSE(sol.result.verification_cut);
+    // cut at max_it inside the rounds: nev pairs converged, and the result says the search was not finished
+    Settings cut = s;
+    cut.max_it = 40;
+    const Solved short_solve = run_solver(A, cut);
+    EXPECT_GE(short_solve.result.nconv, s.nev);
+    EXPECT_TRUE(short_solve.result.verification_cut) << "its " << short_solve.result.its;
+  }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Basis growth (Settings::ncv_max).
 

@@ -7,10 +7,14 @@
 # step limits stays below 580 s, so a part always ends with its summary and logs written):
 #   tests      every test binary on the GPU, the MPI runs, the demos, the plugin under memcheck
 #              (measured 2026-12-01 on an H200: the binaries about 150 s, the rest under 60 s);
-#              TESTS_FOLDERS=petsc leaves the CUDA test binaries to the part below
+#              TESTS_FOLDERS=petsc leaves the CUDA test binaries to the part below, and
+#              TESTS_SKIP="test_backend_equivalence" that binary to the part equivalence: a complex
+#              carry's tests part ran past its 280 s step with both in it (2026-12-02)
 #   cuda       the CUDA test binaries (tests/cuda) alone, in a step of 570 s: a complex carry's
 #              test_cuda_backend took 127 s on an H200 (2026-12-02; the real one 27 s), which with the
 #              PETSc binaries may not fit the tests part's 280 s step
+#   equivalence  test_backend_equivalence alone, in a step of 570 s (a complex carry: about 2.6 s a case
+#              on an H200's host, 2026-12-02, 120 cases)
 #   memcheck   the CUDA test binaries under compute-sanitizer memcheck (leak checking on)
 #   racecheck  the same under racecheck (shared-memory hazards)
 #   all        the three in a row (the default; for a host without the 600 s limit)
@@ -26,7 +30,7 @@ set -uo pipefail
 carry=$(cd "${1:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR}" && pwd)
 out=${2:?usage: run_all_on_gpu_host.sh CARRY_DIR OUT_DIR [tests|memcheck|racecheck|all]}
 part=${3:-all}
-case $part in tests | cuda | memcheck | racecheck | all) ;; *) echo "unknown part '$part': tests, cuda, memcheck, racecheck or all" >&2; exit 2 ;; esac
+case $part in tests | cuda | equivalence | memcheck | racecheck | all) ;; *) echo "unknown part '$part': tests, cuda, equivalence, memcheck, racecheck or all" >&2; exit 2 ;; esac
 mkdir -p "$out/logs"
 logs=$(cd "$out/logs" && pwd)
 export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -59,7 +63,7 @@ cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitize
 
 if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 70 + 60 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 570 s
   # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
-  step gpu-suite 280 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+  step gpu-suite 280 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
   # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
   #    PETSc, device Mats as row-distributed operators on their own blocks). The scale sweep
   #    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
@@ -82,8 +86,13 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 70 + 60 +
   # 6. the whole plugin path (PETSc + CUDA) under memcheck with leak checking
   [ -n "$cs" ] && step memcheck-demo 20 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$carry/examples/thesis_demo" -n 700 -m 30
 fi
-# 1'. the CUDA test binaries alone (part cuda; not in all, whose tests part runs them)
+# 1'. the CUDA test binaries alone (part cuda; not in all, whose tests part runs them), and
+# 1''. test_backend_equivalence alone (part equivalence; likewise)
 [ "$part" = cuda ] && step gpu-suite-cuda 570 env SUITE_PARTS=binaries SUITE_FOLDERS=cuda bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+if [ "$part" = equivalence ]; then
+  skip=$(find "$carry/tests/petsc" -maxdepth 1 -type f -name 'test_*' ! -name test_backend_equivalence -printf '%f ')
+  step gpu-suite-equivalence 570 env SUITE_PARTS=binaries SUITE_FOLDERS=petsc SUITE_SKIP="$skip" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+fi
 # 7. the CUDA test binaries under compute-sanitizer, one tool per part (each binary and tool at most 280 s)
 for tool in memcheck racecheck; do
   if [ "$part" = "$tool" ] || [ "$part" = all ]; then

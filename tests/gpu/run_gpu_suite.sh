@@ -21,7 +21,8 @@
 # same shared-memory kernels as the unscaled cases 2000 times over, e = -1000..1000: under racecheck they
 # alone took the suite past its time), SANITIZER_TIMEOUT (seconds per binary and tool, default 300),
 # TEST_TIMEOUT (seconds per binary, default 600), SUITE_FOLDERS (which folders of BUILD_DIR/tests the
-# binaries of 1. come from, default "cuda petsc"). Binaries that need
+# binaries of 1. come from, default "cuda petsc"), SUITE_SKIP (names of binaries 1. leaves out, e.g.
+# "test_backend_equivalence", which another call runs alone). Binaries that need
 # PETSc/MPI find them through . DIR/env.sh of /work/shared/gpu-host/pack.sh, sourced here when
 # GPU_HOST_ENV names it or BUILD_DIR/../.gpu-host/env.sh exists.
 set -uo pipefail
@@ -61,7 +62,8 @@ count() { grep -E "^\[  $1 *\] [0-9]+ test" "$2" | tail -n 1 | sed -E 's/^\[[^]]
 
 folders=()
 for f in ${SUITE_FOLDERS:-cuda petsc}; do [ -d "$build/tests/$f" ] && folders+=("$build/tests/$f"); done
-mapfile -t binaries < <([ ${#folders[@]} -gt 0 ] && find "${folders[@]}" -mindepth 1 -maxdepth 1 -type f -name 'test_*' -perm -u+x | sort)
+mapfile -t binaries < <([ ${#folders[@]} -gt 0 ] && find "${folders[@]}" -mindepth 1 -maxdepth 1 -type f -name 'test_*' -perm -u+x | sort |
+  while read -r b; do case " ${SUITE_SKIP:-} " in *" $(basename "$b") "*) ;; *) echo "$b" ;; esac; done)
 if [ ${#binaries[@]} -eq 0 ]; then
   echo "no test binaries under $build/tests/{${SUITE_FOLDERS:-cuda petsc}}" >&2
   exit 2
