@@ -1010,7 +1010,8 @@ void purify_returned(Backend &b, const Settings &s, Result &r)
   if (k <= 0 || nd <= 0 || r.purify_base < 0) return;
   std::vector<char> ok(static_cast<std::size_t>(k));
   for (int j = 0; j < k; ++j) ok[j] = std::isfinite(r.purify_scale[j]) && r.purify_column[j] >= 0;
-  std::vector<Scalar> d(static_cast<std::size_t>(k) * (nd + 1), Scalar(0)); // d(j, q) = u_q^H x_j
+  // d(j, q) = u_q^H x_j, nd + 1 entries a vector: project writes x_j^H x_j after the nd products
+  std::vector<Scalar> d(static_cast<std::size_t>(k) * (nd + 1), Scalar(0));
   for (int j = 0; j < k; ++j)
     if (ok[j]) b.project(r.purify_base, nd, j, &d[static_cast<std::size_t>(j) * (nd + 1)]), ++r.reductions;
   std::vector<Scalar> coef(static_cast<std::size_t>(k));

@@ -339,20 +339,30 @@ PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal)
   PetscFunctionReturn(0);
 }
 
+// key[0..1] = the object's id and state: what the caches below are kept with (an object changed since, or
+// another object, does not match).
+static PetscErrorCode ObjectKey(PetscObject obj, PetscInt64 key[2])
+{
+  PetscObjectId    id;
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId(obj, &id));
+  PetscCall(PetscObjectStateGet(obj, &state));
+  key[0] = (PetscInt64)id, key[1] = (PetscInt64)state;
+  PetscFunctionReturn(0);
+}
+
 // ctx->congruent = B^-1/2 A B^-1/2 and ctx->b_isqrt = diag(B)^-1/2, kept while A and B are the same
 // objects in the same state. A diagonal entry of B that is not positive is an error. Collective.
 PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  PetscObjectId    ida, idb;
-  PetscObjectState sa, sb;
+  PetscInt64       of[4];
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &ida));
-  PetscCall(PetscObjectGetId((PetscObject)B, &idb));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &sa));
-  PetscCall(PetscObjectStateGet((PetscObject)B, &sb));
-  const PetscInt64 of[4] = {(PetscInt64)ida, (PetscInt64)sa, (PetscInt64)idb, (PetscInt64)sb};
+  PetscCall(ObjectKey((PetscObject)A, of));
+  PetscCall(ObjectKey((PetscObject)B, of + 2));
   if (ctx->congruent && std::equal(of, of + 4, ctx->congruent_of)) PetscFunctionReturn(0);
   PetscCall(MatDestroy(&ctx->congruent));
   PetscCall(VecDestroy(&ctx->b_isqrt));
@@ -580,13 +590,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     PetscScalar sigma;
     PetscCall(STGetNumMatrices(eps->st, &nmat));
     for (PetscInt i = 0; i < PetscMin(nmat, 2); ++i) {
-      Mat              M;
-      PetscObjectId    id;
-      PetscObjectState state;
+      Mat M;
       PetscCall(STGetMatrix(eps->st, i, &M));
-      PetscCall(PetscObjectGetId((PetscObject)M, &id));
-      PetscCall(PetscObjectStateGet((PetscObject)M, &state));
-      st_of[2 * i] = (PetscInt64)id, st_of[2 * i + 1] = (PetscInt64)state;
+      PetscCall(ObjectKey((PetscObject)M, st_of + 2 * i));
     }
     PetscCall(STGetShift(eps->st, &sigma));
     const double parts[2] = {(double)PetscRealPart(sigma), (double)PetscImaginaryPart(sigma)};
