@@ -450,7 +450,7 @@ private:
       int keep;
       if (done) keep = std::min(na, std::max(newconv, s_.nev - locked));
       else if (inject) keep = newconv;
-      else keep = std::min({na, m - B - locked, newconv + std::max(1, (na - newconv) / 2)});
+      else keep = std::min({na, m - B - locked, newconv + detail::restart_keep(s_.restart, na - newconv, s_.nev - locked - newconv)});
 
       const int kcols = locked + keep;
       Matrix Q(static_cast<std::size_t>(e) * kcols, Scalar(0));

@@ -75,6 +75,15 @@ struct RitzPairs {
   std::vector<int> order;
 };
 
+/// Thick restart: how many Ritz vectors of the active block a restart keeps beyond the newly converged
+/// ones: the fraction `restart` (Settings::restart) of the `unconverged` others rounded down (SLEPc's rule), but never
+/// fewer than the `missing` wanted pairs that have not converged, and at least one. The drivers cap the
+/// count by the room left.
+inline int restart_keep(double restart, int unconverged, int missing)
+{
+  return std::max({1, static_cast<int>(restart * unconverged), std::min(unconverged, missing)});
+}
+
 /// Diagonalizes the real symmetric active block A (na x na, column-major: the single-vector driver's
 /// tridiagonal/arrowhead matrix, real in either build); `residual` gives a pair's
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta

@@ -84,6 +84,7 @@ public:
   {
     n_ = b_.global_size();
     m_ = s_.ncv;
+    restart_ = s_.restart;
     pur_slots_ = purify_columns(s_);
     pur_base_ = basis_columns_needed(s_) - pur_slots_;
     pur_slots_ = std::max(0, std::min(pur_slots_, b_.basis_columns() - pur_base_)); // a caller's smaller basis: fewer
@@ -107,6 +108,7 @@ public:
     r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
     r.operator_passes = matvecs_; // one vector per product
     r.switched_to_full = restarted_full_;
+    r.restart_raised = restart_raised_;
     r.ncv_used = m_;
     return r;
   }
@@ -683,14 +685,15 @@ private:
       }
 
       if (!done && !inject && !verifying) grow_basis(newconv, err[std::min(newconv, na - 1)], mc - start, locked);
+      if (!done && !inject) raise_restart_on_stall(newconv, err[std::min(newconv, na - 1)], locked);
 
-      // How many Ritz vectors of the active block to keep: the newly converged plus half the rest
-      // (SLEPc's Krylov-Schur default), at least one, and room for one more step. A verification
+      // How many Ritz vectors of the active block to keep: the newly converged plus the fraction
+      // Settings::restart of the rest, at least one, and room for one more step. A verification
       // round keeps only the converged ones and starts the complement afresh.
       int keep;
       if (done) keep = std::min(na, std::max(newconv, s_.nev - locked));
       else if (inject) keep = newconv;
-      else keep = std::min({na - 1, keep_limit, newconv + std::max(1, (na - newconv) / 2)});
+      else keep = std::min({na - 1, keep_limit, newconv + detail::restart_keep(restart_, na - newconv, s_.nev - locked - newconv)});
 
       // V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the identity on the locked part.
       const int kcols = locked + keep;
@@ -793,6 +796,28 @@ private:
       }
       if (nrm2 > 0) b_.scale(j, 1.0 / std::sqrt(nrm2));
     }
+  }
+
+  // Settings::restart_raise: a fraction below krylovschur's 0.5 can stall thick restart on a cluster at
+  // the wanted end (the seeded sweep at 0.33: one case of 300 went round a cycle of two restarts with a
+  // cluster of five near-copies at the nev-th value, 2000 restarts without converging it). A stall here:
+  // three cycles in a row that converged no pair and did not take the leading unconverged error 10 %
+  // below its lowest since a pair last converged or locked (a cycle of restarts drifts by rounding). The
+  // fraction then rises to 0.5 for the rest of the solve; steady convergence keeps the smaller one.
+  void raise_restart_on_stall(int newconv, double lead, int locked)
+  {
+    if (!s_.restart_raise || restart_ >= 0.5) return;
+    if (locked != stall_locked_) { // new locked pairs, or a verification round's fresh vector: a new leading pair
+      stall_locked_ = locked;
+      stall_lowest_ = std::numeric_limits<double>::infinity();
+      stall_cycles_ = 0;
+    }
+    if (newconv > 0 || lead < 0.9 * stall_lowest_) {
+      stall_lowest_ = newconv > 0 ? std::numeric_limits<double>::infinity() : lead;
+      stall_cycles_ = 0;
+      return;
+    }
+    if (++stall_cycles_ >= 3) restart_ = 0.5, restart_raised_ = true;
   }
 
   // Slow convergence: the basis grows by half (up to cap_) after two cycles in a row that converged no
@@ -952,6 +977,11 @@ private:
   bool restarted_full_ = false;                 // the solve started over with full reorthogonalization
   bool verify_fresh_ = false;                   // this cycle extends a fresh verification vector alone
   int m_resume_ = 0;                            // the cycle length to return to after a round's long first cycle
+  double restart_ = 0.5;                        // the restart fraction in effect (Settings::restart, raised on a stall)
+  bool restart_raised_ = false;                 //   whether raise_restart_on_stall raised it
+  double stall_lowest_ = std::numeric_limits<double>::infinity(); // raise_restart_on_stall: the lowest leading
+  int stall_cycles_ = 0;                        //   error since a pair last converged, and cycles without a lower one,
+  int stall_locked_ = -1;                       //   with this many locked
   double growth_lead_ = 0;                      // grow_basis: the leading unconverged error after the last cycle,
   int growth_locked_ = -1, growth_m_ = 0;       //   the locked count and basis size it was measured with
   double growth_rate_ = 0;                      //   the rate measured then (0: none)
@@ -1041,6 +1071,8 @@ void purify_returned(Backend &b, const Settings &s, Result &r)
 Result solve(Backend &backend, const Settings &settings, const Callbacks &callbacks)
 {
   if (settings.block_size < 1) throw Error("the block size must be at least 1");
+  if (!(settings.restart >= 0.1 && settings.restart <= 0.9))
+    throw Error("the restart fraction must lie in [0.1, 0.9] (" + std::to_string(settings.restart) + " given)");
   if (settings.block_size > 1 && settings.variant == Variant::Thesis)
     throw Error("the thesis variant takes one vector per step; block size " + std::to_string(settings.block_size) +
                 " needs the thick-restart variant");

@@ -76,6 +76,15 @@ struct Settings {
   /// pair's dropped coupling adds to the true residual of every pair computed after it, so where the
   /// true-residual check at the end rejects pairs the solve goes on with a margin 100 times smaller.
   double lock_margin = 1.0;
+  /// Thick restart: the fraction of the active block's unconverged Ritz vectors kept at a restart (the
+  /// newly converged ones are always kept), at least one; SLEPc's EPSKrylovSchurSetRestart, in [0.1, 0.9].
+  /// Keeping more converges in fewer products, but every later step of the cycle orthogonalizes against
+  /// the kept vectors: where a product costs a few vector passes, as on a GPU, that pass dominates a step.
+  double restart = 0.5;
+  /// Single-vector thick restart with restart below 0.5: where the leading unconverged error stops falling
+  /// (three cycles without a converged pair or a new lowest error), the fraction rises to 0.5 for the rest
+  /// of the solve (Result::restart_raised). For a fraction the solver chose rather than the user.
+  bool restart_raise = false;
   /// Thick restart, single-vector steps: purify the returned converged vectors from the Lanczos relation,
   /// x <- A x / theta without a product (Ericsson & Ruhe 1980; Nour-Omid, Parlett, Ericsson & Jensen
   /// 1987; ARPACK's purification for shift-and-invert). For a Ritz vector x, A x = theta x + c u + the
@@ -124,6 +133,7 @@ struct Result {
   long lookahead_discarded = 0;     ///< steps a backend ran ahead of a look that then ended the cycle (in
                                    ///< matvecs; 0 on the host backend, which runs queued steps only when asked)
   bool switched_to_full = false;   ///< partial reorthogonalization gave way to full (a wanted value out of its reach)
+  bool restart_raised = false;     ///< the restart fraction rose to 0.5 after a stall (Settings::restart_raise)
   int certificates = 0;            ///< verification rounds ended by the probabilistic certificate
   /// A verification round was cut short (max_it, a user's stop, or no basis column left for the
   /// complement): nev pairs converged, but copies of the wanted values may be missing.

@@ -207,6 +207,13 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     ctx->reorthog_dense = dense;
     if (ctx->reorthog_set) ctx->reorthog_eff = ctx->reorthog;
     else ctx->reorthog_eff = ctx->block_eff == 1 && isshift && !dense ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
+    // With partial reorthogonalization each step orthogonalizes against the kept vectors (and the locked
+    // ones) only, so they are most of a step's cost where a product is cheap: keeping a third instead of
+    // krylovschur's half took 0.66-0.91x of the time on the GPU suite's sparse matrices at k = 1, 10, 50
+    // for 0-17 % more products (bench/results/2026-12-02-h200-restart.md). A stall raises it to 0.5.
+    // With full reorthogonalization each step passes over the whole basis anyway, and with a solving ST a
+    // product is a solve: fewer products pay there.
+    ctx->restart_eff = ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? 0.33 : 0.5;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, neff));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
@@ -499,6 +506,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)ctx->ncv_limit;
   s.block_size          = (int)ctx->block_eff;
+  s.restart             = (double)(ctx->restart == (PetscReal)PETSC_DEFAULT ? ctx->restart_eff : ctx->restart);
+  s.restart_raise       = ctx->restart == (PetscReal)PETSC_DEFAULT; // the solver's choice may rise on a stall, a user's stays
   s.tol                 = eps->tol == kEPSUnset ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
   s.initial_vector      = eps->nini > 0;
@@ -881,6 +890,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   ctx->matvecs_check        = result.matvecs_check;
   ctx->operator_passes      = result.operator_passes;
   ctx->switched_to_full = result.switched_to_full ? PETSC_TRUE : PETSC_FALSE;
+  ctx->restart_raised   = result.restart_raised ? PETSC_TRUE : PETSC_FALSE;
   ctx->certificates  = result.certificates;
   ctx->verification_cut = result.verification_cut ? PETSC_TRUE : PETSC_FALSE;
   if (result.verification_cut)
@@ -929,8 +939,10 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, CUDALanczosOptionItems Pet
   // solver's choice after a set-up).
   EPSCUDALanczosReorthog reorthog_now;
   PetscInt               block_now;
+  PetscReal              restart_now, r;
   PetscCall(EPSCUDALanczosGetReorthog(eps, &reorthog_now));
   PetscCall(EPSCUDALanczosGetBlockSize(eps, &block_now));
+  PetscCall(EPSCUDALanczosGetRestart(eps, &restart_now));
   PetscOptionsHeadBegin(PetscOptionsObject, "EPS CUDA Lanczos Options");
   PetscCall(PetscOptionsEnum("-eps_cudalanczos_variant", "Lanczos variant", "EPSCUDALanczosSetVariant", EPSCUDALanczosVariants,
                              (PetscEnum)ctx->variant, (PetscEnum *)&variant, &flg));
@@ -956,6 +968,9 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, CUDALanczosOptionItems Pet
   PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
                              "EPSCUDALanczosSetVerify", ctx->verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
+  PetscCall(PetscOptionsReal("-eps_cudalanczos_restart", "Fraction of the unconverged Ritz vectors kept at a restart (default: chosen by the solver)",
+                             "EPSCUDALanczosSetRestart", restart_now, &r, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetRestart(eps, r));
   PetscCall(PetscOptionsInt("-eps_cudalanczos_block_size", "Vectors per Lanczos step (thick-restart variant; default: chosen by the solver)",
                             "EPSCUDALanczosSetBlockSize", block_now, &i, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetBlockSize(eps, i));
@@ -1013,6 +1028,16 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
   if (!thesis && ctx->block_eff > 1)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", ctx->block_eff,
                                      ctx->block_auto ? " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU: 2 vectors below nev 10, 4 from nev 10)" : ""));
+  if (!thesis) {
+    PetscReal keep;
+    PetscCall(EPSCUDALanczosGetRestart(eps, &keep));
+    if (ctx->restart != (PetscReal)PETSC_DEFAULT || eps->state < EPS_STATE_SETUP)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %d%% of the unconverged Ritz vectors kept after restart\n", (int)(100 * keep + 0.5)));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %d%% of the unconverged Ritz vectors kept after restart (chosen: %s; 50%% after a stall)\n", (int)(100 * keep + 0.5),
+                                       ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "partial reorthogonalization, whose steps orthogonalize against the kept vectors"
+                                                                                            : "krylovschur's default"));
+  }
   if (!thesis && ctx->ncv_limit > eps->ncv)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  basis may grow from ncv %" PetscInt_FMT " to %" PetscInt_FMT " columns when convergence is slow\n", eps->ncv, ctx->ncv_limit));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend requested: %s, kernels: %s\n", EPSCUDALanczosBackends[ctx->backend],
@@ -1068,6 +1093,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
       if (ctx->switched_to_full)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  partial reorthogonalization gave way to full: a wanted eigenvalue is too small against ||A|| for a semi-orthogonal basis at this tol\n"));
     }
+    if (!thesis && ctx->restart_raised)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve kept 50%% of the unconverged Ritz vectors after a stall: three restarts did not lower the leading error\n"));
     if (!thesis && ctx->ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", ctx->ncv_used));
     if (!thesis && ctx->block_eff > 1 && ctx->block_used != ctx->block_eff)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
@@ -1151,6 +1178,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetRestart_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetRestart_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", nullptr));
   PetscFunctionReturn(0);
 }
@@ -1197,6 +1226,29 @@ PetscErrorCode EPSCUDALanczosGetReorthog_CUDALanczos(EPS eps, EPSCUDALanczosReor
 
   PetscFunctionBegin;
   *value = ctx->reorthog_set ? ctx->reorthog : ctx->reorthog_eff;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSCUDALanczosSetRestart_CUDALanczos(EPS eps, PetscReal keep)
+{
+  PetscFunctionBegin;
+  if (keep == (PetscReal)PETSC_DEFAULT || keep == (PetscReal)PETSC_DECIDE) keep = PETSC_DEFAULT; // the solver chooses at set-up
+  else
+    PetscCheck(keep >= 0.1 && keep <= 0.9, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+               "The restart fraction %g must lie in [0.1, 0.9] (the fraction of the unconverged Ritz vectors kept, as for krylovschur), or be PETSC_DEFAULT",
+               (double)keep);
+  ((EPS_CUDALANCZOS *)eps->data)->restart = keep;
+  eps->state                              = EPS_STATE_INITIAL;
+  PetscFunctionReturn(0);
+}
+
+// The fraction in effect: the one set, or the solver's choice (known after EPSSetUp; 0.5 before).
+PetscErrorCode EPSCUDALanczosGetRestart_CUDALanczos(EPS eps, PetscReal *keep)
+{
+  const EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
+  PetscFunctionBegin;
+  *keep = ctx->restart == (PetscReal)PETSC_DEFAULT ? ctx->restart_eff : ctx->restart;
   PetscFunctionReturn(0);
 }
 
@@ -1265,6 +1317,8 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", EPSCUDALanczosGetNcvMax_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", EPSCUDALanczosSetBlockSize_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", EPSCUDALanczosGetBlockSize_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetRestart_C", EPSCUDALanczosSetRestart_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetRestart_C", EPSCUDALanczosGetRestart_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBackendInUse_C", EPSCUDALanczosGetBackendInUse_CUDALanczos));
   PetscFunctionReturn(0);
 }

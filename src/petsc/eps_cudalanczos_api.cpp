@@ -482,6 +482,64 @@ PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
   PetscFunctionReturn(0);
 }
 
+/*@
+   EPSCUDALanczosSetRestart - Sets the fraction of the unconverged Ritz vectors that the thick-restart
+   variant keeps at each restart.
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  keep  - the fraction, in [0.1, 0.9], or PETSC_DEFAULT
+
+   Options Database Key:
+.  -eps_cudalanczos_restart <real> - Sets the fraction
+
+   Notes:
+   The same parameter as EPSKrylovSchurSetRestart(): at a restart the newly converged Ritz vectors are
+   kept with this fraction of the others, at least one. Keeping more converges in fewer operator
+   applications, but each Lanczos step of the next cycle orthogonalizes its vector against every kept
+   one. Where an application of the operator costs a few passes over a vector (a sparse matrix on a GPU)
+   that orthogonalization is most of a step, and keeping fewer is faster. With PETSC_DEFAULT the solver
+   chooses (EPSCUDALanczosGetRestart() gives the fraction in effect after EPSSetUp()); -eps_view shows it.
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosGetRestart(), EPSKrylovSchurSetRestart()
+@*/
+PetscErrorCode EPSCUDALanczosSetRestart(EPS eps, PetscReal keep)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveReal(eps, keep, 2);
+  PetscTryMethod(eps, "EPSCUDALanczosSetRestart_C", (EPS, PetscReal), (eps, keep));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetRestart - Gets the fraction of the unconverged Ritz vectors kept at each restart.
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  keep - the fraction in effect: the one set, or, after EPSSetUp(), the solver's choice
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosSetRestart()
+@*/
+PetscErrorCode EPSCUDALanczosGetRestart(EPS eps, PetscReal *keep)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscAssertPointer(keep, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetRestart_C", (EPS, PetscReal *), (eps, keep));
+  PetscFunctionReturn(0);
+}
+
 /*@C
    EPSCUDALanczosGetBackendInUse - Gets the name of the backend the last EPSSolve() ran on ("host", "cuda"),
    or "none" before the first solve.

@@ -74,12 +74,15 @@ struct EPS_CUDALANCZOS {
   PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
   PetscInt               block_size     = PETSC_DEFAULT; // vectors per Lanczos step (EPSCUDALanczosSetBlockSize); default: chosen
+  PetscReal              restart        = PETSC_DEFAULT; // fraction of Ritz vectors kept (EPSCUDALanczosSetRestart); default: chosen
 
   // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
   // set up: the block size in effect (block_size, or the solver's choice) and whether the solver chose it
   PetscInt  block_eff  = 1;
   PetscBool block_auto = PETSC_FALSE;
+  // set up: the restart fraction in effect (restart, or the solver's choice)
+  PetscReal restart_eff = 0.5;
   // set up: the reorthogonalization in effect (reorthog, or the solver's choice; see EPSCUDALanczosSetReorthog)
   EPSCUDALanczosReorthog reorthog_eff = EPS_CUDALANCZOS_REORTHOG_FULL;
 
@@ -107,6 +110,7 @@ struct EPS_CUDALANCZOS {
   long        matvecs_before_nev = 0, matvecs_verification = 0, matvecs_check = 0; // where the products went
   long        operator_passes = 0;           // products counted as calls: a block step is one pass over A
   PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
+  PetscBool   restart_raised   = PETSC_FALSE; // the last solve raised the restart fraction to 0.5 after a stall
   int         block_certified = 0; // block steps: verifications the Ritz values at hand made unnecessary
   int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
   PetscBool   verification_cut = PETSC_FALSE; // the last solve's verification round was cut short (max_it, no room)

@@ -395,6 +395,26 @@ INSTANTIATE_TEST_SUITE_P(Seeded, PartialSweep, ::testing::Range(0, kSweepCases /
 // shallow Krylov space, and tight clusters then converge very slowly; the PETSc layer's default is
 // nev + 16 blocks.) Cases too small for the block fall back to the single-vector driver; at least half
 // of the sweep must run blocks.
+// The same cases restarting with other fractions of the unconverged Ritz vectors kept (Settings::restart),
+// by index 0.2, 0.25, 0.33, 0.9, in full and partial reorthogonalization alternately: every fifth case.
+class RestartSweep : public ::testing::TestWithParam<int> {};
+
+TEST_P(RestartSweep, MatchesLapack)
+{
+  static const double fractions[] = {0.2, 0.25, 0.33, 0.9};
+  const int index = 5 * GetParam();
+  Case c = make_case(index);
+  c.settings.restart = fractions[GetParam() % 4];
+  if (GetParam() % 2) c.settings.reorthogonalization = Reorthogonalization::Partial;
+  c.settings.restart_raise = true; // as the PETSc layer sets it for its own choice
+  SCOPED_TRACE(c.text() + ", restart " + std::to_string(c.settings.restart) + (GetParam() % 2 ? ", partial" : ", full"));
+  const Solved sol = run_solver(c.A, c.settings);
+  SCOPED_TRACE("its " + std::to_string(sol.result.its) + ", matvecs " + std::to_string(sol.result.matvecs));
+  check_solution(c.A, c.settings, sol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, RestartSweep, ::testing::Range(0, kSweepCases / 5));
+
 class BlockSweep : public ::testing::TestWithParam<int> {};
 
 Case block_case(int index)
@@ -786,6 +806,11 @@ TEST(Errors, InvalidSettingsThrow)
   s = ok;
   s.max_it = 0;
   EXPECT_THROW(attempt(s), Error);
+  for (double keep : {0.05, 0.95, std::numeric_limits<double>::quiet_NaN()}) {
+    s = ok;
+    s.restart = keep; // outside SLEPc's [0.1, 0.9]
+    EXPECT_THROW(attempt(s), Error) << "restart " << keep;
+  }
   // A basis too small for ncv.
   HostBackend b(6, 6, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
   b.resize_basis(basis_columns_needed(ok) - 1);
@@ -1630,4 +1655,74 @@ TEST(Counts, WithoutVerificationACycleEndsEarlyOnlyAfterPlainThickRestartsFirstT
   EXPECT_EQ(sol.result.its, 1);
   EXPECT_GE(sol.result.matvecs_before_nev, 16);
   EXPECT_LT(sol.result.matvecs_before_nev, s.ncv - 1);
+}
+
+// A restart keeps the newly converged Ritz vectors and Settings::restart of the others (at least one):
+// the first restart of a slow problem (nothing converged, 20 columns) rotates to 20 * fraction of them,
+// in both drivers (the block driver's cycle is 4 blocks of 5).
+TEST(Restart, KeepsTheFractionOfTheUnconvergedRitzVectors)
+{
+  struct Recording : ForwardingBackend {
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return "recording(" + b_.name() + ")"; }
+    std::vector<std::pair<int, int>> rotations;
+    void rotate(int k, int m, const Scalar *Q, int ldq) override
+    {
+      rotations.emplace_back(k, m);
+      ForwardingBackend::rotate(k, m, Q, ldq);
+    }
+  };
+  const int n = 400;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = 1 + i; // the largest converges over several cycles of 20
+  const Dense A = diagonal(d);
+  for (int block : {1, 5})
+    for (double keep : {0.1, 0.2, 0.5, 0.9}) {
+      Settings s = default_settings(n, 1, Which::LargestAlgebraic);
+      s.ncv = 20;
+      s.verify = false;
+      s.restart = keep;
+      s.block_size = block;
+      HostBackend inner(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+      Recording b(inner);
+      const Solved sol = solve_on(b, s);
+      SCOPED_TRACE("block " + std::to_string(block) + ", restart " + std::to_string(keep));
+      ASSERT_EQ(sol.result.reason, Reason::Converged);
+      EXPECT_NEAR(sol.result.eigenvalues[0], n, 1e-8 * n);
+      ASSERT_FALSE(b.rotations.empty());
+      const int room = block == 1 ? 19 : 20 - block; // the driver leaves room for one more step
+      EXPECT_EQ(b.rotations[0].first, 20);
+      EXPECT_EQ(b.rotations[0].second, std::min(room, std::max(1, static_cast<int>(keep * 20))));
+    }
+}
+
+// Settings::restart_raise: sweep case 120 (a cluster of five near-copies at the 17th of nev = 17 values,
+// ncv 34) goes round a cycle of two restarts at a third kept, and never converges its 17th value; with
+// the raise the fraction goes back to 0.5 after three cycles without progress and the solve converges.
+// A steadily converging solve (the largest of diag(1..400)) never raises it.
+TEST(Restart, AStallRaisesTheFractionToHalf)
+{
+  Case c = make_case(120);
+  c.settings.restart = 0.33;
+  c.settings.reorthogonalization = Reorthogonalization::Partial;
+  c.settings.max_it = 600;
+  SCOPED_TRACE(c.text());
+  const Result stalled = run_solver(c.A, c.settings).result;
+  EXPECT_EQ(stalled.reason, Reason::MaxIterations) << "the case no longer stalls without the raise: pick another";
+  EXPECT_FALSE(stalled.restart_raised);
+  c.settings.restart_raise = true;
+  const Solved raised = run_solver(c.A, c.settings);
+  EXPECT_TRUE(raised.result.restart_raised);
+  check_solution(c.A, c.settings, raised);
+
+  Vec d(400);
+  for (int i = 0; i < 400; ++i) d[i] = 1 + i;
+  const Dense D = diagonal(d);
+  Settings s = default_settings(400, 1, Which::LargestAlgebraic);
+  s.restart = 0.33;
+  s.restart_raise = true;
+  s.reorthogonalization = Reorthogonalization::Partial;
+  const Solved steady = run_solver(D, s);
+  check_solution(D, s, steady);
+  EXPECT_FALSE(steady.result.restart_raised);
 }

@@ -637,6 +637,70 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
+  /* The restart fraction (EPSCUDALanczosSetRestart, -eps_cudalanczos_restart). The solver's choice: a
+     third with partial reorthogonalization (a sparse matrix with STSHIFT), half with full; -eps_view says
+     which and why. 0.2 from the options database is kept and shown. All three find the 1-D Laplacian's
+     largest eigenvalue, 0.2 and the default with different operator counts (the fraction reaches the
+     restarts). 0.05 and 0.95 are refused with an error, and the EPS stays destroyable. */
+  {
+    const PetscInt  n = 600;
+    const PetscReal exact = 2 - 2 * PetscCosReal(PETSC_PI * n / (n + 1));
+    static const char *lines[3] = {"33% of the unconverged Ritz vectors kept after restart (chosen: partial reorthogonalization",
+                                   "20% of the unconverged Ritz vectors kept after restart", "50% of the unconverged Ritz vectors kept after restart (chosen: krylovschur's default"};
+    Mat             A;
+    int             mv[3] = {0, 0, 0};
+    PetscReal       keep[3] = {0, 0, 0}, eig[3] = {0, 0, 0};
+    PetscBool       line[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+    char            text[256], detail[400];
+    PetscCall(BuildMatrix(LAPLACIAN_1D, n, &A));
+    for (int f = 0; f < 3; ++f) {
+      EPS       eps;
+      PetscInt  nconv;
+      PetscBool found;
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+      PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+      PetscCall(EPSSetTolerances(eps, 1e-8, 100000));
+      if (f == 1) { /* through the options database, as a user would */
+        PetscCall(PetscOptionsSetValue(NULL, "-eps_cudalanczos_restart", "0.2"));
+        PetscCall(EPSSetFromOptions(eps));
+        PetscCall(PetscOptionsClearValue(NULL, "-eps_cudalanczos_restart"));
+      }
+      if (f == 2) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_FULL));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSCUDALanczosGetRestart(eps, &keep[f]));
+      PetscCall(EPSGetConverged(eps, &nconv));
+      if (nconv > 0) {
+        PetscScalar e;
+        PetscCall(EPSGetEigenvalue(eps, 0, &e, NULL));
+        eig[f] = PetscRealPart(e);
+      }
+      PetscCall(ViewLine(eps, lines[f], NULL, 0, &line[f]));
+      PetscCall(ViewLine(eps, "last solve: ", text, sizeof(text), &found));
+      if (found) sscanf(text, "last solve: %d", &mv[f]);
+      PetscCall(EPSDestroy(&eps));
+    }
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "fractions in effect %g / %g / %g, view lines %d / %d / %d, eigenvalues %.12g / %.12g / %.12g (exact %.12g), products %d / %d / %d",
+                            (double)keep[0], (double)keep[1], (double)keep[2], (int)line[0], (int)line[1], (int)line[2], (double)eig[0], (double)eig[1], (double)eig[2],
+                            (double)exact, mv[0], mv[1], mv[2]));
+    PetscBool right = (PetscBool)(PetscAbsReal(keep[0] - 0.33) < 1e-15 && PetscAbsReal(keep[1] - 0.2) < 1e-15 && keep[2] == 0.5 && mv[0] > 0 && mv[1] > 0 && mv[0] != mv[1]);
+    for (int f = 0; f < 3; ++f) right = (PetscBool)(right && line[f] && PetscAbsReal(eig[f] - exact) <= 1e-7 * exact);
+    PetscCall(Check(right, "restart fraction: the solver's third with partial reorthogonalization and half with full, 0.2 from the options database; all converge", detail));
+    for (int bad = 0; bad < 2; ++bad) {
+      EPS            eps;
+      PetscErrorCode ierr;
+      PetscReal      kept = 0;
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = EPSCUDALanczosSetRestart(eps, bad ? 0.95 : 0.05);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(EPSCUDALanczosGetRestart(eps, &kept));
+      PetscCall(Check((PetscBool)(ierr == PETSC_ERR_ARG_OUTOFRANGE && kept == 0.5), bad ? "restart fraction 0.95 is refused" : "restart fraction 0.05 is refused",
+                      ierr ? "refused with PETSC_ERR_ARG_OUTOFRANGE, the fraction unchanged (0.5 before a set-up)" : "was accepted"));
+      PetscCall(EPSDestroy(&eps));
+    }
+    PetscCall(MatDestroy(&A));
+  }
+
   /* The norm estimate's product: a re-solve on an unchanged Mat reuses the estimate composed on it (one
      product fewer, -eps_view says so, the same eigenvalue); once the Mat changes (MatScale by 2^600, far
      outside the unscaled range) it is measured again, and the solve scales into range and is right. An
