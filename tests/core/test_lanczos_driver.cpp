@@ -374,13 +374,17 @@ TEST_P(Sweep, MatchesLapack)
 
 INSTANTIATE_TEST_SUITE_P(Seeded, Sweep, ::testing::Range(0, kSweepCases));
 
-// The same cases with partial reorthogonalization (Simon's omega recurrence): the first half of the sweep.
+// The same cases with partial reorthogonalization (Simon's omega recurrence), restarting as the PETSc
+// layer chooses for it (a third of the unconverged Ritz vectors kept, half after a stall): the first half
+// of the sweep. (All 300 cases passed so, 2026-12-02.)
 class PartialSweep : public ::testing::TestWithParam<int> {};
 
 TEST_P(PartialSweep, MatchesLapack)
 {
   Case c = make_case(GetParam());
   c.settings.reorthogonalization = Reorthogonalization::Partial;
+  c.settings.restart = 0.33;
+  c.settings.restart_raise = true;
   SCOPED_TRACE(c.text() + ", partial reorthogonalization");
   const Solved sol = run_solver(c.A, c.settings);
   SCOPED_TRACE("its " + std::to_string(sol.result.its) + ", matvecs " + std::to_string(sol.result.matvecs) +
@@ -396,7 +400,8 @@ INSTANTIATE_TEST_SUITE_P(Seeded, PartialSweep, ::testing::Range(0, kSweepCases /
 // nev + 16 blocks.) Cases too small for the block fall back to the single-vector driver; at least half
 // of the sweep must run blocks.
 // The same cases restarting with other fractions of the unconverged Ritz vectors kept (Settings::restart),
-// by index 0.2, 0.25, 0.33, 0.9, in full and partial reorthogonalization alternately: every fifth case.
+// by index 0.2, 0.25, 0.33, 0.9, in full and partial reorthogonalization alternately, raised to 0.5 on a
+// stall: every fifth case. (Without the raise, case 120 at 0.2 never converged its 17th value.)
 class RestartSweep : public ::testing::TestWithParam<int> {};
 
 TEST_P(RestartSweep, MatchesLapack)

@@ -675,8 +675,9 @@ int main(int argc, char **argv)
         eig[f] = PetscRealPart(e);
       }
       PetscCall(ViewLine(eps, lines[f], NULL, 0, &line[f]));
-      PetscCall(ViewLine(eps, "last solve: ", text, sizeof(text), &found));
-      if (found) sscanf(text, "last solve: %d", &mv[f]);
+      /* two spaces: not the CUDA backend's "uploaded by the last solve: N" line */
+      PetscCall(ViewLine(eps, "  last solve: ", text, sizeof(text), &found));
+      if (found) sscanf(text, "  last solve: %d operator applications", &mv[f]);
       PetscCall(EPSDestroy(&eps));
     }
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "fractions in effect %g / %g / %g, view lines %d / %d / %d, eigenvalues %.12g / %.12g / %.12g (exact %.12g), products %d / %d / %d",
