@@ -689,7 +689,10 @@ private:
       }
 
       if (!done && !inject && !verifying) grow_basis(newconv, err[std::min(newconv, na - 1)], mc - start, locked);
-      if (!done && !inject) raise_restart_on_stall(newconv, err[std::min(newconv, na - 1)], locked);
+      if (!done && !inject) {
+        const int q = std::min(newconv, na - 1); // the leading unconverged pair
+        raise_restart_on_stall(newconv, err[q], w[order[q]], res[q], locked);
+      }
 
       // How many Ritz vectors of the active block to keep: the newly converged plus the fraction
       // Settings::restart of the rest, at least one, and room for one more step. A verification
@@ -806,20 +809,24 @@ private:
   // the wanted end (the seeded sweep at 0.33: one case of 300 went round a cycle of two restarts with a
   // cluster of five near-copies at the nev-th value, 2000 restarts without converging it). A stall here:
   // kStallCycles cycles in a row that converged no pair and did not take the leading unconverged error
-  // kStallProgress below its lowest since a pair last converged or locked (a cycle of restarts drifts by
-  // rounding). The fraction then rises to 0.5 for the rest of the solve; convergence, however slow,
+  // kStallProgress below its lowest since a pair last converged or locked or another pair took the lead
+  // (a cycle of restarts drifts by rounding). The fraction then rises to 0.5 for the rest of the solve; convergence, however slow,
   // keeps the smaller one (with 3 cycles and 10 %, the GPU suite's Laplacians raised it in 5 of 6 solves
   // and lost a third of the gain, bench/results/2026-12-02-h200-restart.md).
-  void raise_restart_on_stall(int newconv, double lead, int locked)
+  void raise_restart_on_stall(int newconv, double lead, double value, double residual, int locked)
   {
     if (!s_.restart_raise || restart_ >= 0.5) return;
-    if (locked != stall_locked_) { // new locked pairs, or a verification round's fresh vector: a new leading pair
+    // Another leading pair: new locked pairs, a verification round's fresh vector, or a Ritz value that
+    // moved further than its residual allows (a better value surfaced ahead of the one that was leading).
+    if (locked != stall_locked_ || !(std::abs(value - stall_value_) <= residual)) {
       stall_locked_ = locked;
+      stall_value_ = value;
       stall_lowest_ = std::numeric_limits<double>::infinity();
       stall_cycles_ = 0;
     }
     if (newconv > 0 || lead < (1 - kStallProgress) * stall_lowest_) {
       stall_lowest_ = newconv > 0 ? std::numeric_limits<double>::infinity() : lead;
+      stall_value_ = value;
       stall_cycles_ = 0;
       return;
     }
@@ -987,7 +994,8 @@ private:
   bool restart_raised_ = false;                 //   whether raise_restart_on_stall raised it
   double stall_lowest_ = std::numeric_limits<double>::infinity(); // raise_restart_on_stall: the lowest leading
   int stall_cycles_ = 0;                        //   error since a pair last converged, and cycles without a lower one,
-  int stall_locked_ = -1;                       //   with this many locked
+  int stall_locked_ = -1;                       //   with this many locked and the leading Ritz value at it
+  double stall_value_ = std::numeric_limits<double>::quiet_NaN();
   double growth_lead_ = 0;                      // grow_basis: the leading unconverged error after the last cycle,
   int growth_locked_ = -1, growth_m_ = 0;       //   the locked count and basis size it was measured with
   double growth_rate_ = 0;                      //   the rate measured then (0: none)
