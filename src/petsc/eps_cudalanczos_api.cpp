@@ -497,11 +497,17 @@ PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
 
    Notes:
    The same parameter as EPSKrylovSchurSetRestart(): at a restart the newly converged Ritz vectors are
-   kept with this fraction of the others, at least one. Keeping more converges in fewer operator
-   applications, but each Lanczos step of the next cycle orthogonalizes its vector against every kept
-   one. Where an application of the operator costs a few passes over a vector (a sparse matrix on a GPU)
-   that orthogonalization is most of a step, and keeping fewer is faster. With PETSC_DEFAULT the solver
-   chooses (EPSCUDALanczosGetRestart() gives the fraction in effect after EPSSetUp()); -eps_view shows it.
+   kept with this fraction of the others, at least one, and never fewer than the wanted eigenpairs not
+   yet converged. Keeping more converges in fewer operator applications, but each Lanczos step of the
+   next cycle orthogonalizes its vector against every kept one. Where an application of the operator
+   costs a few passes over a vector (a sparse matrix on a GPU) that orthogonalization is most of a step,
+   and keeping fewer is faster; on clusters of nearly equal eigenvalues too few can stall.
+
+   With PETSC_DEFAULT the solver chooses: a third with partial reorthogonalization (see
+   EPSCUDALanczosSetReorthog()), rising to a half for the rest of a solve after four restarts without
+   progress of the leading unconverged pair; a half otherwise. EPSCUDALanczosGetRestart() gives the
+   fraction in effect after EPSSetUp(); -eps_view shows it, and says when a solve raised it. A fraction
+   set here is kept as given.
 
    Level: advanced
 
@@ -525,7 +531,7 @@ PetscErrorCode EPSCUDALanczosSetRestart(EPS eps, PetscReal keep)
 .  eps - the eigenproblem solver context
 
    Output Parameter:
-.  keep - the fraction in effect: the one set, or, after EPSSetUp(), the solver's choice
+.  keep - the fraction in effect: the one set, or, after EPSSetUp(), the solver's choice (0.5 before)
 
    Level: advanced
 
