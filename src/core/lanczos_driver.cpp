@@ -811,8 +811,8 @@ private:
   // kStallCycles cycles in a row that converged no pair and did not take the leading unconverged error
   // kStallProgress below its lowest since a pair last converged or locked or another pair took the lead
   // (a cycle of restarts drifts by rounding). The fraction then rises to 0.5 for the rest of the solve; convergence, however slow,
-  // keeps the smaller one (with 3 cycles and 10 %, the GPU suite's Laplacians raised it in 5 of 6 solves
-  // and lost a third of the gain, bench/results/2026-12-02-h200-restart.md).
+  // keeps the smaller one (with 3 cycles and 10 %, the GPU suite's Laplacians raised it in 5 of 6 solves,
+  // and the 2-D Laplacian at k = 50 lost half of its gain: bench/results/2026-12-02-h200-restart.md).
   void raise_restart_on_stall(int newconv, double lead, double value, double residual, int locked)
   {
     if (!s_.restart_raise || restart_ >= 0.5) return;
