@@ -77,13 +77,15 @@ struct Settings {
   /// true-residual check at the end rejects pairs the solve goes on with a margin 100 times smaller.
   double lock_margin = 1.0;
   /// Thick restart: the fraction of the active block's unconverged Ritz vectors kept at a restart (the
-  /// newly converged ones are always kept), at least one; SLEPc's EPSKrylovSchurSetRestart, in [0.1, 0.9].
+  /// newly converged ones are always kept), at least one and never fewer than the wanted pairs still
+  /// missing (detail::restart_keep); SLEPc's EPSKrylovSchurSetRestart, in [0.1, 0.9].
   /// Keeping more converges in fewer products, but every later step of the cycle orthogonalizes against
   /// the kept vectors: where a product costs a few vector passes, as on a GPU, that pass dominates a step.
   double restart = 0.5;
   /// Single-vector thick restart with restart below 0.5: where the leading unconverged error stops falling
-  /// (three cycles without a converged pair or a new lowest error), the fraction rises to 0.5 for the rest
-  /// of the solve (Result::restart_raised). For a fraction the solver chose rather than the user.
+  /// (four cycles without a converged pair or an error 0.1 % below the leading pair's lowest), the fraction
+  /// rises to 0.5 for the rest of the solve (Result::restart_raised). For a fraction the solver chose rather
+  /// than the user.
   bool restart_raise = false;
   /// Thick restart, single-vector steps: purify the returned converged vectors from the Lanczos relation,
   /// x <- A x / theta without a product (Ericsson & Ruhe 1980; Nour-Omid, Parlett, Ericsson & Jensen
