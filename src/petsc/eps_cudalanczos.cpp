@@ -214,7 +214,8 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
     // products (bench/results/2026-12-02-h200-restart.md). A stall raises it to 0.5 (Settings::restart_raise).
     // With full reorthogonalization each step passes over the whole basis anyway, and with a solving ST a
     // product is a solve: fewer products pay there.
-    ctx->restart_eff = ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? 0.33 : 0.5;
+    if (ctx->restart != (PetscReal)PETSC_DEFAULT) ctx->restart_eff = ctx->restart;
+    else ctx->restart_eff = ctx->reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? 0.33 : 0.5;
     if (ctx->block_eff > 1) ctx->ncv_limit = eps->ncv; // the block variant keeps its basis size
     else if (ctx->ncv_max != PETSC_DEFAULT && ctx->ncv_max != PETSC_DECIDE) ctx->ncv_limit = PetscMax(eps->ncv, PetscMin(ctx->ncv_max, neff));
     // By default only with STSHIFT, whose operator is the matrix with its clustered ends: other STs are
@@ -507,7 +508,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)ctx->ncv_limit;
   s.block_size          = (int)ctx->block_eff;
-  s.restart             = (double)(ctx->restart == (PetscReal)PETSC_DEFAULT ? ctx->restart_eff : ctx->restart);
+  s.restart             = (double)ctx->restart_eff;
   s.restart_raise       = ctx->restart == (PetscReal)PETSC_DEFAULT; // the solver's choice may rise on a stall, a user's stays
   s.tol                 = eps->tol == kEPSUnset ? SLEPC_DEFAULT_TOL : eps->tol;
   s.max_it              = (int)eps->max_it;
