@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The real carry at e27fedd: the GPU tests part (every binary, the MPI runs, the demos, memcheck of the plugin).
+set -uo pipefail
+. .gpu-host/env.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+R=$PWD/cr; mkdir -p $R && tar -C $R -xJf gpurun/real.tar.xz
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+bash tests/gpu/run_all_on_gpu_host.sh $R $OUT/real-tests tests; echo "real tests part rc $?"
+rm -rf $OUT/real-tests/petsc-libs
