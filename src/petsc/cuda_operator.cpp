@@ -747,10 +747,12 @@ PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczo
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
+// With `ip` (a standard problem whose BV has an inner-product matrix: the operator is to be self-adjoint in
+// that inner product) the probe is on ip A, which is Hermitian exactly when A is self-adjoint in it.
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip)
 {
   Mat         A;
-  Vec         x, y, Ax, Ay;
+  Vec         x, y, Ax, Ay, t = nullptr;
   PetscRandom rnd;
   PetscScalar yAx, xAy;
   PetscReal   nx, ny, nAx, nAy;
@@ -760,6 +762,13 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
   PetscCall(MatCreateVecs(A, &x, &Ax));
   PetscCall(VecDuplicate(x, &y));
   PetscCall(VecDuplicate(Ax, &Ay));
+  if (ip) PetscCall(VecDuplicate(Ax, &t));
+  const auto apply = [&](Vec in, Vec out) -> PetscErrorCode { // out = A in, or ip A in
+    PetscFunctionBegin;
+    PetscCall(MatMult(A, in, ip ? t : out));
+    if (ip) PetscCall(MatMult(ip, t, out));
+    PetscFunctionReturn(0);
+  };
   PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)eps), &rnd));
   PetscCall(PetscRandomSetSeed(rnd, 0x5eed));
   PetscCall(PetscRandomSeed(rnd));
@@ -767,8 +776,8 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
   PetscCall(VecSetRandom(y, rnd));
   PetscCall(VecNormalize(x, nullptr));
   PetscCall(VecNormalize(y, nullptr));
-  PetscCall(MatMult(A, x, Ax));
-  PetscCall(MatMult(A, y, Ay));
+  PetscCall(apply(x, Ax));
+  PetscCall(apply(y, Ay));
   { // The products scaled by a power of two (exact) to a largest entry in [1/2, 1), so that the dot products
     // and norms below neither overflow nor underflow whatever ||A|| is: a tiny A gets x and y scaled up
     // before the products (no subnormal products), a huge one the products scaled down.
@@ -781,8 +790,8 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
       if (e > 0) {
         PetscCall(VecScale(x, std::ldexp(1.0, e)));
         PetscCall(VecScale(y, std::ldexp(1.0, e)));
-        PetscCall(MatMult(A, x, Ax));
-        PetscCall(MatMult(A, y, Ay));
+        PetscCall(apply(x, Ax));
+        PetscCall(apply(y, Ay));
         PetscCall(VecScale(x, std::ldexp(1.0, -e)));
         PetscCall(VecScale(y, std::ldexp(1.0, -e)));
       } else if (e < 0) {
@@ -808,7 +817,12 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps)
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&Ax));
   PetscCall(VecDestroy(&Ay));
+  PetscCall(VecDestroy(&t));
   PetscCall(PetscRandomDestroy(&rnd));
+  PetscCheck(!ip || (!(diff > bound) && !PetscIsNanReal(diff)), PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
+             "The operator is not self-adjoint in the inner product of the BV's matrix B (BVSetMatrix): |y'BAx - x'BAy| = %g for "
+             "random x, y, above the rounding level %g; EPSCUDALANCZOS needs a Hermitian B A",
+             (double)diff, (double)bound);
   PetscCheck(!(diff > bound) && !PetscIsNanReal(diff), PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
              "The matrix is not symmetric: |y'Ax - x'Ay| = %g for random x, y, above the rounding level %g; EPSCUDALANCZOS solves "
              "symmetric (Hermitian) problems only",

@@ -443,14 +443,14 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
 
   PetscFunctionBegin;
   PetscCall(ToWhich(eps, &which));
-  // The inner product: B for a generalized problem (EPSSetUp_CUDALanczos gave the BV the ST's B), the
-  // Euclidean one otherwise. A B-inner product wraps the backend in a BInnerProductBackend.
+  // The inner product is the BV's: B for a generalized problem (EPSSetUp_CUDALanczos gave the BV the ST's
+  // B); for a standard one the Euclidean one, or the matrix a user gave the BV after EPSSetUp
+  // (BVSetMatrix, as SLEPc's ex47 does for an operator S = A^-1 B that is self-adjoint in B's inner
+  // product only), which SLEPc's Krylov solvers take as they find it. A B-inner product wraps the
+  // backend in a BInnerProductBackend.
   Mat       ipmat = nullptr;
   PetscBool ipindef = PETSC_FALSE;
   PetscCall(BVGetMatrix(eps->V, &ipmat, &ipindef));
-  PetscCheck(!ipmat || eps->isgeneralized, comm, PETSC_ERR_SUP,
-             "EPSCUDALANCZOS uses the standard inner product for a standard problem; a BV with an inner-product matrix (BVSetMatrix) is "
-             "supported for generalized Hermitian problems (EPS_GHEP) only, where it is B");
   PetscCheck(!ipindef, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS needs a positive definite inner-product matrix B; an indefinite one (EPS_GHIEP) is not supported");
   PetscCheck(ipmat || !eps->isgeneralized, comm, PETSC_ERR_PLIB, "EPSCUDALANCZOS: the BV of a generalized problem has no inner-product matrix");
   if (ipmat) PetscCall(PetscObjectReference((PetscObject)ipmat)); // released below
@@ -469,7 +469,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     Mat &m;
     ~MatRef() { (void)MatDestroy(&m); }
   } ipmat_ref{ipmat};
-  if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps));
+  if (ctx->check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps, eps->isgeneralized ? nullptr : ipmat));
   // Destroys the two work vectors on every return, the error returns of PetscCall/PetscCallCXX included
   // (NaN from the operator, a failing STApply): they leaked there. Declared before `backend`, so it runs after it.
   struct WorkVecs {
@@ -560,7 +560,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
     // Result::purify_scale) is purified with STApply after the solve, as SLEPc does.
     PetscBool sinvert;
     PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSINVERT, &sinvert));
-    s.purify = ipmat && sinvert && eps->purify;
+    s.purify = eps->isgeneralized && sinvert && eps->purify;
   }
   // The norm estimate: the driver measures ||A|| with one product on the backend (a device product where
   // the matrix is on the device) rather than a host pass over the matrix (MatNorm) that every new EPS
@@ -1081,7 +1081,8 @@ PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem with a diagonal B: solved as the standard problem of B^-1/2 A B^-1/2 "
                                                "(Euclidean inner product, x = B^-1/2 y; no solve or product with B per step)\n"));
     if (ctx->generalized) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  generalized problem: Lanczos in the B-inner product, %ld products with B\n", ctx->b_products));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  %s: Lanczos in the B-inner product, %ld products with B\n",
+                                       eps->isgeneralized ? "generalized problem" : "a standard problem with the BV's inner-product matrix B (BVSetMatrix)", ctx->b_products));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  products with B: %s\n", ctx->b_desc.c_str()));
       PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)ctx->orthogonality));
       if (ctx->purified_relation + ctx->purified_solves > 0)

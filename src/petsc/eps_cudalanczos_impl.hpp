@@ -188,7 +188,7 @@ PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
 /// operators on device Mats' own arrays (in place) and the device bytes of their scratch.
 void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::size_t *in_place_count, std::size_t *in_place_bytes);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps);
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
 /// `in_place` (a CUDA PETSc's MATMPIAIJCUSPARSE / MATMPIDENSECUDA whose data is on `device`): the blocks

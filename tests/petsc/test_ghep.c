@@ -7,7 +7,8 @@
    Pencils: a 1-D finite-element pencil (stiffness tridiag(-1, 2, -1), consistent mass tridiag(1, 4, 1)/6)
    and a diagonal B. Bad input: EPS_GHIEP and a B that is not positive definite get a PETSc error.
    The host backend always; the CUDA backend too where a GPU is present (backend "auto" picks it), skipped
-   otherwise. Runs on any number of ranks (uneven row layouts).
+   otherwise. Runs on any number of ranks (uneven row layouts). Also a standard problem in a B-inner product
+   (EPS_HEP on B^-1 A with BVSetMatrix(B), as SLEPc's ex47).
 */
 #include "test_support.h"
 
@@ -396,6 +397,90 @@ static PetscErrorCode CheckRelationPurification(PetscInt n)
 }
 
 /* A PETSc error, not a crash or an answer. */
+/* A standard problem whose operator is self-adjoint in another inner product than the Euclidean one, as
+   SLEPc's ex47 poses it: EPS_HEP on S = B^-1 A (B diagonal, so S is assembled: A's rows scaled, not
+   symmetric), and after EPSSetUp the BV given B as its inner-product matrix (BVSetMatrix). The solver
+   must run Lanczos in that inner product: S's eigenvalues are the pencil's, checked against krylovschur on
+   the GHEP (A, B), with the pencil's true residual and the B-orthonormality of the vectors. The symmetry
+   probe (-eps_cudalanczos_check_symmetry) then probes B S, which is symmetric; with the inner product of
+   2 I instead, S is not self-adjoint and the probe refuses the solve. */
+static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const char *backend)
+{
+  Mat         A, B, S, twoI;
+  Vec         binv;
+  EPS         ref, eps;
+  BV          bv;
+  PetscInt    nconv, nref, i;
+  PetscScalar lr[8];
+  PetscReal   worst_diff, worst_res, worst_borth, imag;
+  char        name[256], detail[512], line[256];
+  PetscBool   found;
+  const char *used = "";
+  Case        c    = {STSHIFT, 0, 4, EPS_LARGEST_REAL, backend};
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP on S = B^-1 A with BVSetMatrix(B) after EPSSetUp (SLEPc's ex47)", backend));
+  PetscCall(BuildPencil(n, MASS_DIAGONAL, &A, &B));
+  PetscCall(SetUpEPS(A, B, c, PETSC_TRUE, EPSKRYLOVSCHUR, &ref));
+  PetscCall(EPSSolve(ref));
+  PetscCall(EPSGetConverged(ref, &nref));
+  for (i = 0; i < PetscMin(nref, c.nev); ++i) PetscCall(EPSGetEigenvalue(ref, i, &lr[i], NULL));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &S));
+  PetscCall(MatCreateVecs(B, &binv, NULL));
+  PetscCall(MatGetDiagonal(B, binv));
+  PetscCall(VecReciprocal(binv));
+  PetscCall(MatDiagonalScale(S, binv, NULL));
+  for (int pass = 0; pass < 2; ++pass) { /* the probe off, then on */
+    PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
+    PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(EPSSetTolerances(eps, 1e-10, 1000));
+    PetscCall(EPSSetWhichEigenpairs(eps, c.which));
+    PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+    PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, pass ? PETSC_TRUE : PETSC_FALSE));
+    PetscCall(EPSSetUp(eps));
+    PetscCall(EPSGetBV(eps, &bv));
+    PetscCall(BVSetMatrix(bv, B, PETSC_FALSE));
+    PetscCall(EPSSolve(eps));
+    PetscCall(EPSGetConverged(eps, &nconv));
+    PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "probe %s, backend %s, %" PetscInt_FMT " converged (krylovschur on the GHEP %" PetscInt_FMT "), nev %" PetscInt_FMT,
+                            pass ? "on" : "off", used, nconv, nref, c.nev));
+    PetscCall(Check((PetscBool)(nconv >= c.nev && nref >= c.nev && !strcmp(used, backend)), name, detail));
+    PetscCall(ViewLine(eps, "a standard problem with the BV's inner-product matrix B (BVSetMatrix): Lanczos in the B-inner product", line, sizeof(line), &found));
+    PetscCall(Check(found, name, found ? line : "-eps_view does not report the BV's inner product"));
+    if (nconv >= c.nev && nref >= c.nev) {
+      PetscCall(MeasurePairs(eps, A, B, c.nev, lr, &worst_diff, &worst_res, &worst_borth, &imag));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - lambda_krylovschur(A, B)| / max|lambda| = %.2e", (double)worst_diff));
+      PetscCall(Check((PetscBool)(worst_diff <= 1e-9), name, detail));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||A x - lambda B x|| / (|lambda| ||x||) = %.2e (S x = lambda x)", (double)worst_res));
+      PetscCall(Check((PetscBool)(worst_res <= 1e-8), name, detail));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |x_i' B x_j - delta_ij| = %.2e", (double)worst_borth));
+      PetscCall(Check((PetscBool)(worst_borth <= 1e-10), name, detail));
+    }
+    PetscCall(EPSDestroy(&eps));
+  }
+  /* The wrong inner product: S is not self-adjoint in 2 I's; the probe says so */
+  PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &twoI));
+  PetscCall(MatShift(twoI, 2.0));
+  PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
+  PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+  PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
+  PetscCall(EPSSetUp(eps));
+  PetscCall(EPSGetBV(eps, &bv));
+  PetscCall(BVSetMatrix(bv, twoI, PETSC_FALSE));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP on S = B^-1 A with BVSetMatrix(2 I) and the symmetry probe is refused", backend));
+  PetscCall(CheckSolveRefused(eps, name));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&twoI));
+  PetscCall(VecDestroy(&binv));
+  PetscCall(MatDestroy(&S));
+  PetscCall(EPSDestroy(&ref));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
 {
   Mat            A, B;
@@ -480,6 +565,8 @@ int main(int argc, char **argv)
   PetscCall(CheckInitialVectorOfACongruentSolve(n));
   PetscCall(CheckSTNormReuse(n));
   PetscCall(CheckRelationPurification(n));
+  PetscCall(CheckBVInnerProductOnAStandardProblem(n, "host"));
+  if (has_cuda_device) PetscCall(CheckBVInnerProductOnAStandardProblem(n, "cuda"));
   PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
   PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
   PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
