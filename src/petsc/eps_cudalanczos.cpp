@@ -362,6 +362,53 @@ static PetscErrorCode ObjectKey(PetscObject obj, PetscInt64 key[2])
   PetscFunctionReturn(0);
 }
 
+// A necessary condition for B to be positive definite, for any B: every diagonal entry e_i^H B e_i real
+// and positive. One pass over B's diagonal; what it misses (a B with a positive diagonal and a negative
+// eigenvalue) the B-inner-product backend finds only where a vector meets it (x^H B x <= 0), as SLEPc's BV
+// does. An error names the first offending row. Collective. `d` holds B's diagonal on return.
+static PetscErrorCode CheckPositiveDiagonal(EPS eps, Mat B, Vec d, const char *what)
+{
+  PetscReal          lo = PETSC_MAX_REAL;
+  PetscInt           m, first = PETSC_MAX_INT, rstart;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetDiagonal(B, d));
+  PetscCall(VecGetLocalSize(d, &m));
+  PetscCall(VecGetOwnershipRange(d, &rstart, nullptr));
+  PetscCall(VecGetArrayRead(d, &a));
+  for (PetscInt i = 0; i < m; ++i) {
+    const PetscReal r = PetscRealPart(a[i]);
+    if (!(r > 0) || PetscImaginaryPart(a[i]) != 0) first = PetscMin(first, rstart + i), lo = PetscMin(lo, r);
+  }
+  PetscCall(VecRestoreArrayRead(d, &a));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &first, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &lo, 1, MPIU_REAL, MPIU_MIN, PetscObjectComm((PetscObject)eps)));
+  PetscCheck(first == PETSC_MAX_INT, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
+             "EPSCUDALANCZOS needs a positive definite B (%s), but B's diagonal has a non-positive or non-real entry in row %" PetscInt_FMT
+             " (the smallest real part: %g); use EPS_GHIEP's solvers (krylovschur) for an indefinite B",
+             what, first, (double)lo);
+  PetscFunctionReturn(0);
+}
+
+// The check above for the solve's inner-product matrix, once per B object and state.
+static PetscErrorCode CheckInnerProductMatrix(EPS eps, Mat B)
+{
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscInt64       of[2];
+  Vec              d;
+
+  PetscFunctionBegin;
+  PetscCall(ObjectKey((PetscObject)B, of));
+  if (std::equal(of, of + 2, ctx->ipmat_checked_of)) PetscFunctionReturn(0);
+  PetscCall(MatCreateVecs(B, &d, nullptr));
+  PetscErrorCode ierr = CheckPositiveDiagonal(eps, B, d, eps->isgeneralized ? "EPS_GHEP" : "the BV's inner-product matrix");
+  PetscCall(VecDestroy(&d));
+  PetscCall(ierr);
+  std::copy(of, of + 2, ctx->ipmat_checked_of);
+  PetscFunctionReturn(0);
+}
+
 // ctx->congruent = B^-1/2 A B^-1/2 and ctx->b_isqrt = diag(B)^-1/2, kept while A and B are the same
 // objects in the same state. A diagonal entry of B that is not positive is an error. Collective.
 PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
@@ -376,30 +423,13 @@ PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
   PetscCall(MatDestroy(&ctx->congruent));
   PetscCall(VecDestroy(&ctx->b_isqrt));
   PetscCall(MatCreateVecs(B, &ctx->b_isqrt, nullptr));
-  PetscCall(MatGetDiagonal(B, ctx->b_isqrt));
-  { // positive definite: every diagonal entry real and positive (its imaginary part 0 for a Hermitian B)
-    PetscReal    lo = PETSC_MAX_REAL;
-    PetscInt     m, first = PETSC_MAX_INT, rstart;
-    PetscScalar *d;
-    PetscCall(VecGetLocalSize(ctx->b_isqrt, &m));
-    PetscCall(VecGetOwnershipRange(ctx->b_isqrt, &rstart, nullptr));
-    PetscCall(VecGetArray(ctx->b_isqrt, &d));
-    for (PetscInt i = 0; i < m; ++i) {
-      const PetscReal r = PetscRealPart(d[i]);
-      if (!(r > 0) || PetscImaginaryPart(d[i]) != 0) first = PetscMin(first, rstart + i), lo = PetscMin(lo, r);
-      else d[i] = 1 / PetscSqrtReal(r);
-    }
-    PetscCall(VecRestoreArray(ctx->b_isqrt, &d));
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &first, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &lo, 1, MPIU_REAL, MPIU_MIN, PetscObjectComm((PetscObject)eps)));
-    if (first != PETSC_MAX_INT) {
-      PetscCall(VecDestroy(&ctx->b_isqrt));
-      SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
-              "EPSCUDALANCZOS needs a positive definite B for EPS_GHEP, but the diagonal B given has a non-positive entry in row %" PetscInt_FMT
-              " (the smallest real part: %g); use EPS_GHIEP's solvers for an indefinite B",
-              first, (double)lo);
-    }
+  { // positive definite: every diagonal entry real and positive (B is diagonal here: the whole condition)
+    PetscErrorCode ierr = CheckPositiveDiagonal(eps, B, ctx->b_isqrt, "EPS_GHEP");
+    if (ierr) PetscCall(VecDestroy(&ctx->b_isqrt));
+    PetscCall(ierr);
   }
+  PetscCall(VecSqrtAbs(ctx->b_isqrt));
+  PetscCall(VecReciprocal(ctx->b_isqrt));
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &ctx->congruent));
   PetscCall(MatDiagonalScale(ctx->congruent, ctx->b_isqrt, ctx->b_isqrt));
   std::copy(of, of + 4, ctx->congruent_of);
@@ -453,6 +483,8 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(BVGetMatrix(eps->V, &ipmat, &ipindef));
   PetscCheck(!ipindef, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS needs a positive definite inner-product matrix B; an indefinite one (EPS_GHIEP) is not supported");
   PetscCheck(ipmat || !eps->isgeneralized, comm, PETSC_ERR_PLIB, "EPSCUDALANCZOS: the BV of a generalized problem has no inner-product matrix");
+  // STSHIFT with a diagonal B checks it whole in EPSCUDALanczosCongruence; any other B its diagonal here
+  if (ipmat && !(ctx->congruence && eps->isgeneralized)) PetscCall(CheckInnerProductMatrix(eps, ipmat));
   if (ipmat) PetscCall(PetscObjectReference((PetscObject)ipmat)); // released below
   // A diagonal B with STSHIFT (set-up decided): the standard problem of C = B^-1/2 A B^-1/2, applied as a
   // matrix (MatMult, or its device operator) in the Euclidean inner product; `inner` is the solve's

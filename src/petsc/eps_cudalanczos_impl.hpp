@@ -126,6 +126,7 @@ struct EPS_CUDALANCZOS {
   Vec              b_isqrt    = nullptr;
   PetscInt64       congruent_of[4] = {-1, -1, -1, -1}; // A's id and state, B's id and state
   PetscBool        congruence_used = PETSC_FALSE; // the last solve took it (-eps_view)
+  PetscInt64       ipmat_checked_of[2] = {-1, -1}; // the inner-product matrix whose diagonal was found positive: id, state
   PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
   long        b_products  = 0;           // and took this many products with B
   std::string b_desc;                    // where they ran (-eps_view)

@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-typedef enum { MASS_CONSISTENT, MASS_DIAGONAL, MASS_INDEFINITE } MassKind;
+typedef enum { MASS_CONSISTENT, MASS_DIAGONAL, MASS_INDEFINITE, MASS_CONSISTENT_INDEFINITE } MassKind;
 
 /* The pencil as a CUDA PETSc's device Mats (MATAIJCUSPARSE): the ST then solves on the device, and the
    solver must keep its columns there (STApply on VECCUDA placed over them, B's products on one rank by
@@ -22,7 +22,7 @@ typedef enum { MASS_CONSISTENT, MASS_DIAGONAL, MASS_INDEFINITE } MassKind;
 static PetscBool device_mats = PETSC_FALSE;
 
 /* The stiffness tridiag(-1, 2, -1) * (n+1) and mass: consistent tridiag(1, 4, 1) / (6 (n+1)), diagonal with
-   entries 1 + (i mod 3) / 2, or that diagonal with one negative entry. */
+   entries 1 + (i mod 3) / 2, or either with one negative diagonal entry. */
 static PetscErrorCode BuildPencil(PetscInt n, MassKind kind, Mat *A, Mat *B)
 {
   PetscInt    nloc, rstart, rend, i;
@@ -37,8 +37,8 @@ static PetscErrorCode BuildPencil(PetscInt n, MassKind kind, Mat *A, Mat *B)
     PetscCall(MatSetValue(*A, i, i, 2.0 / h, INSERT_VALUES));
     if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0 / h, INSERT_VALUES));
     if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0 / h, INSERT_VALUES));
-    if (kind == MASS_CONSISTENT) {
-      PetscCall(MatSetValue(*B, i, i, 4.0 * h / 6.0, INSERT_VALUES));
+    if (kind == MASS_CONSISTENT || kind == MASS_CONSISTENT_INDEFINITE) {
+      PetscCall(MatSetValue(*B, i, i, (kind == MASS_CONSISTENT_INDEFINITE && i == n / 2 ? -4.0 : 4.0) * h / 6.0, INSERT_VALUES));
       if (i > 0) PetscCall(MatSetValue(*B, i, i - 1, h / 6.0, INSERT_VALUES));
       if (i < n - 1) PetscCall(MatSetValue(*B, i, i + 1, h / 6.0, INSERT_VALUES));
     } else {
@@ -472,6 +472,22 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP on S = B^-1 A with BVSetMatrix(2 I) and the symmetry probe is refused", backend));
   PetscCall(CheckSolveRefused(eps, name));
   PetscCall(EPSDestroy(&eps));
+  { /* An inner-product matrix that is not positive definite (one negative entry), given as definite and
+       without the probe: the solve finds a non-positive B-norm and stops with a PETSc error */
+    Mat Bneg, Aneg;
+    PetscCall(BuildPencil(n, MASS_INDEFINITE, &Aneg, &Bneg));
+    PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
+    PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
+    PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+    PetscCall(EPSSetUp(eps));
+    PetscCall(EPSGetBV(eps, &bv));
+    PetscCall(BVSetMatrix(bv, Bneg, PETSC_FALSE));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP with BVSetMatrix of an indefinite matrix is refused", backend));
+    PetscCall(CheckSolveRefused(eps, name));
+    PetscCall(EPSDestroy(&eps));
+    PetscCall(MatDestroy(&Aneg));
+    PetscCall(MatDestroy(&Bneg));
+  }
   PetscCall(MatDestroy(&twoI));
   PetscCall(VecDestroy(&binv));
   PetscCall(MatDestroy(&S));
@@ -481,15 +497,15 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind)
+static PetscErrorCode ExpectRefusal(const char *name, EPSProblemType problem, MassKind kind, STType st)
 {
   Mat            A, B;
   EPS            eps;
-  Case           c = {STSHIFT, 0, 2, EPS_LARGEST_REAL, "host"};
+  Case           c = {st, 0, 2, st == STSINVERT ? EPS_TARGET_MAGNITUDE : EPS_LARGEST_REAL, "host"};
 
   PetscFunctionBeginUser;
   PetscCall(BuildPencil(40, kind, &A, &B));
-  PetscCall(SetUpEPS(A, B, c, (PetscBool)(kind != MASS_CONSISTENT), EPSCUDALANCZOS, &eps));
+  PetscCall(SetUpEPS(A, B, c, (PetscBool)(kind == MASS_DIAGONAL || kind == MASS_INDEFINITE), EPSCUDALANCZOS, &eps));
   PetscCall(EPSSetProblemType(eps, problem));
   PetscCall(CheckSolveRefused(eps, name));
   PetscCall(EPSDestroy(&eps));
@@ -567,9 +583,10 @@ int main(int argc, char **argv)
   PetscCall(CheckRelationPurification(n));
   PetscCall(CheckBVInnerProductOnAStandardProblem(n, "host"));
   if (has_cuda_device) PetscCall(CheckBVInnerProductOnAStandardProblem(n, "cuda"));
-  PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT));
-  PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE));
-  PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT));
+  PetscCall(ExpectRefusal("EPS_GHIEP is refused", EPS_GHIEP, MASS_CONSISTENT, STSHIFT));
+  PetscCall(ExpectRefusal("EPS_GHEP with an indefinite B is refused", EPS_GHEP, MASS_INDEFINITE, STSHIFT));
+  PetscCall(ExpectRefusal("EPS_GHEP with a non-diagonal B with a negative diagonal entry is refused (STSINVERT)", EPS_GHEP, MASS_CONSISTENT_INDEFINITE, STSINVERT));
+  PetscCall(ExpectRefusal("EPS_GNHEP is refused", EPS_GNHEP, MASS_CONSISTENT, STSHIFT));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
   PetscCall(SlepcFinalize());
