@@ -451,6 +451,18 @@ static PetscErrorCode ErrorCases(void)
     PetscCall(EPSDestroy(&eps));
   }
 
+#if SLEPC_VERSION_GE(3, 26, 0)
+  /* The threshold stopping test (every eigenvalue beyond a value; SLEPc 3.26 has it): refused, where it
+     had been met at nev pairs and returned too few without a word. */
+  PetscCall(NewEPS(A, nev, &eps));
+  PetscCall(EPSSetThreshold(eps, 0.5, PETSC_FALSE));
+  PetscCall(TrySolve(eps, &ierr));
+  PetscCall(ExpectFailure(ierr, "the threshold stopping test (EPSSetThreshold) is refused", "threshold"));
+  PetscCall(EPSSetStoppingTest(eps, EPS_STOP_BASIC));
+  PetscCall(SolveAndCheck(eps, nev, expected, 1e-10, "  then the basic stopping test on the same EPS solves"));
+  PetscCall(EPSDestroy(&eps));
+#endif
+
   /* Two-sided (left eigenvectors). */
   PetscCall(NewEPS(A, nev, &eps));
   PetscCall(EPSSetTwoSided(eps, PETSC_TRUE));
