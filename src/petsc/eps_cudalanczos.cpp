@@ -399,7 +399,9 @@ static PetscErrorCode CheckPositiveDiagonal(EPS eps, Mat B, Vec d, const char *w
   PetscFunctionReturn(0);
 }
 
-// The check above for the solve's inner-product matrix, once per B object and state.
+// The check above for the solve's inner-product matrix, once per B object and state. Whether to check is
+// decided by all ranks together: a Mat's state is kept per process, and a rank that checked alone would
+// wait in the check's reductions for the others.
 static PetscErrorCode CheckInnerProductMatrix(EPS eps, Mat B)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -408,7 +410,9 @@ static PetscErrorCode CheckInnerProductMatrix(EPS eps, Mat B)
 
   PetscFunctionBegin;
   PetscCall(ObjectKey((PetscObject)B, of));
-  if (std::equal(of, of + 2, ctx->ipmat_checked_of)) PetscFunctionReturn(0);
+  PetscBool checked = std::equal(of, of + 2, ctx->ipmat_checked_of) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &checked, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  if (checked) PetscFunctionReturn(0);
   PetscCall(MatCreateVecs(B, &d, nullptr));
   PetscErrorCode ierr = CheckPositiveDiagonal(eps, B, d, eps->isgeneralized ? "EPS_GHEP" : "the BV's inner-product matrix");
   PetscCall(VecDestroy(&d));
