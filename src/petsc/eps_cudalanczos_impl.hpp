@@ -127,7 +127,7 @@ struct EPS_CUDALANCZOS {
   PetscInt64       congruent_of[4] = {-1, -1, -1, -1}; // A's id and state, B's id and state
   PetscBool        congruence_used = PETSC_FALSE; // the last solve took it (-eps_view)
   PetscInt64       ipmat_checked_of[2] = {-1, -1}; // the inner-product matrix whose diagonal was found positive: id, state
-  PetscBool   generalized = PETSC_FALSE; // the last solve ran in the B-inner product (EPS_GHEP)
+  PetscBool   generalized = PETSC_FALSE; // the last solve ran in a B-inner product (EPS_GHEP, or the BV's matrix)
   long        b_products  = 0;           // and took this many products with B
   std::string b_desc;                    // where they ran (-eps_view)
   double      orthogonality = 0;
@@ -189,6 +189,7 @@ PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
 /// operators on device Mats' own arrays (in place) and the device bytes of their scratch.
 void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::size_t *in_place_count, std::size_t *in_place_bytes);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
+/// With `ip` (the BV's inner-product matrix of a standard problem) the probe is on ip A: A self-adjoint in ip's inner product.
 PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
