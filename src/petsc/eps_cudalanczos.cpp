@@ -370,11 +370,14 @@ static PetscErrorCode ObjectKey(PetscObject obj, PetscInt64 key[2])
   PetscFunctionReturn(0);
 }
 
-// A necessary condition for B to be positive definite, for any B: every diagonal entry e_i^H B e_i real
-// and positive. One pass over B's diagonal; what it misses (a B with a positive diagonal and a negative
-// eigenvalue) the B-inner-product backend finds only where a vector meets it (x^H B x <= 0), as SLEPc's BV
-// does. An error names the first offending row. Collective. `d` holds B's diagonal on return.
-static PetscErrorCode CheckPositiveDiagonal(EPS eps, Mat B, Vec d, const char *what)
+// A necessary condition for B to be positive semi-definite, for any B: every diagonal entry e_i^H B e_i real
+// and not negative; with `definite`, positive. Semi-definite is what a generalized problem may have: a
+// singular B (a mass matrix with a null space, SLEPc's ex13 with -nulldim) under STSINVERT, whose
+// operator (A - sigma B)^-1 B keeps the iteration in B's range. One pass over B's diagonal; what it misses
+// (a B with such a diagonal and a negative eigenvalue) the B-inner-product backend finds only where a
+// vector meets it (x^H B x < 0), as SLEPc's BV does. An error names the first offending row. Collective.
+// `d` holds B's diagonal on return.
+static PetscErrorCode CheckDiagonal(EPS eps, Mat B, Vec d, PetscBool definite, const char *what)
 {
   PetscReal          lo = PETSC_MAX_REAL;
   PetscInt           m, first = PETSC_MAX_INT, rstart;
@@ -387,19 +390,19 @@ static PetscErrorCode CheckPositiveDiagonal(EPS eps, Mat B, Vec d, const char *w
   PetscCall(VecGetArrayRead(d, &a));
   for (PetscInt i = 0; i < m; ++i) {
     const PetscReal r = PetscRealPart(a[i]);
-    if (!(r > 0) || PetscImaginaryPart(a[i]) != 0) first = PetscMin(first, rstart + i), lo = PetscMin(lo, r);
+    if (!(definite ? r > 0 : r >= 0) || PetscImaginaryPart(a[i]) != 0) first = PetscMin(first, rstart + i), lo = PetscMin(lo, r);
   }
   PetscCall(VecRestoreArrayRead(d, &a));
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &first, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &lo, 1, MPIU_REAL, MPIU_MIN, PetscObjectComm((PetscObject)eps)));
   PetscCheck(first == PETSC_MAX_INT, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_WRONG,
-             "EPSCUDALANCZOS needs a positive definite B (%s), but B's diagonal has a non-positive or non-real entry in row %" PetscInt_FMT
+             "EPSCUDALANCZOS needs a positive %s B (%s), but B's diagonal has a %s or non-real entry in row %" PetscInt_FMT
              " (the smallest real part: %g); use EPS_GHIEP's solvers (krylovschur) for an indefinite B",
-             what, first, (double)lo);
+             definite ? "definite" : "(semi-)definite", what, definite ? "non-positive" : "negative", first, (double)lo);
   PetscFunctionReturn(0);
 }
 
-// The check above for the solve's inner-product matrix, once per B object and state. Whether to check is
+// The check above (semi-definite) for the solve's inner-product matrix, once per B object and state. Whether to check is
 // decided by all ranks together: a Mat's state is kept per process, and a rank that checked alone would
 // wait in the check's reductions for the others.
 static PetscErrorCode CheckInnerProductMatrix(EPS eps, Mat B)
@@ -414,7 +417,7 @@ static PetscErrorCode CheckInnerProductMatrix(EPS eps, Mat B)
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &checked, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
   if (checked) PetscFunctionReturn(0);
   PetscCall(MatCreateVecs(B, &d, nullptr));
-  PetscErrorCode ierr = CheckPositiveDiagonal(eps, B, d, eps->isgeneralized ? "EPS_GHEP" : "the BV's inner-product matrix");
+  PetscErrorCode ierr = CheckDiagonal(eps, B, d, PETSC_FALSE, eps->isgeneralized ? "EPS_GHEP" : "the BV's inner-product matrix");
   PetscCall(VecDestroy(&d));
   PetscCall(ierr);
   std::copy(of, of + 2, ctx->ipmat_checked_of);
@@ -436,7 +439,7 @@ PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
   PetscCall(VecDestroy(&ctx->b_isqrt));
   PetscCall(MatCreateVecs(B, &ctx->b_isqrt, nullptr));
   { // positive definite: every diagonal entry real and positive (B is diagonal here: the whole condition)
-    PetscErrorCode ierr = CheckPositiveDiagonal(eps, B, ctx->b_isqrt, "EPS_GHEP");
+    PetscErrorCode ierr = CheckDiagonal(eps, B, ctx->b_isqrt, PETSC_TRUE, "EPS_GHEP with STSHIFT");
     if (ierr) PetscCall(VecDestroy(&ctx->b_isqrt));
     PetscCall(ierr);
   }
