@@ -111,6 +111,24 @@ static PetscErrorCode SetUpEPS(Mat A, Mat B, Case c, PetscBool diagonal, EPSType
   PetscFunctionReturn(0);
 }
 
+/* The three checks of a solve's nev pairs on the pencil (A, B) against krylovschur's eigenvalues lr: the
+   eigenvalues, the true residual ||A x - lambda B x|| / (|lambda| ||x||) and the B-orthonormality. */
+static PetscErrorCode CheckPencilPairs(const char *name, EPS eps, Mat A, Mat B, PetscInt nev, const PetscScalar *lr, const char *note)
+{
+  PetscReal worst_diff, worst_res, worst_borth, imag;
+  char      detail[512];
+
+  PetscFunctionBeginUser;
+  PetscCall(MeasurePairs(eps, A, B, nev, lr, &worst_diff, &worst_res, &worst_borth, &imag));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - lambda_krylovschur| / max|lambda| = %.2e (%s)", (double)worst_diff, note));
+  PetscCall(Check((PetscBool)(worst_diff <= 1e-9), name, detail));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||A x - lambda B x|| / (|lambda| ||x||) = %.2e", (double)worst_res));
+  PetscCall(Check((PetscBool)(worst_res <= 1e-8), name, detail));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |x_i' B x_j - delta_ij| = %.2e", (double)worst_borth));
+  PetscCall(Check((PetscBool)(worst_borth <= 1e-10), name, detail));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case c)
 {
   Mat         A, B;
@@ -118,7 +136,6 @@ static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case 
   PetscInt    nref, nconv, i;
   PetscScalar lr[64], l1;
   char        detail[512];
-  PetscReal   worst_diff, worst_res, worst_borth, imag;
   const char *used = "";
 
   PetscFunctionBeginUser;
@@ -160,15 +177,9 @@ static PetscErrorCode RunCase(const char *name, PetscInt n, MassKind kind, Case 
     }
   }
   if (nconv >= c.nev && nref >= c.nev) {
-    PetscCall(MeasurePairs(eps, A, B, c.nev, lr, &worst_diff, &worst_res, &worst_borth, &imag));
     PetscCall(EPSGetEigenvalue(eps, 0, &l1, NULL));
-    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - lambda_krylovschur| / max|lambda| = %.2e (lambda_1 = %.10g)", (double)worst_diff,
-                            (double)PetscRealPart(l1)));
-    PetscCall(Check((PetscBool)(worst_diff <= 1e-9), name, detail));
-    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||A x - lambda B x|| / (|lambda| ||x||) = %.2e", (double)worst_res));
-    PetscCall(Check((PetscBool)(worst_res <= 1e-8), name, detail));
-    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |x_i' B x_j - delta_ij| = %.2e", (double)worst_borth));
-    PetscCall(Check((PetscBool)(worst_borth <= 1e-10), name, detail));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "lambda_1 = %.10g", (double)PetscRealPart(l1)));
+    PetscCall(CheckPencilPairs(name, eps, A, B, c.nev, lr, detail));
   }
   PetscCall(EPSDestroy(&ref));
   PetscCall(EPSDestroy(&eps));
@@ -412,7 +423,6 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   BV          bv;
   PetscInt    nconv, nref, i;
   PetscScalar lr[8];
-  PetscReal   worst_diff, worst_res, worst_borth, imag;
   char        name[256], detail[512], line[256];
   PetscBool   found;
   const char *used = "";
@@ -449,13 +459,7 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
     PetscCall(ViewLine(eps, "a standard problem with the BV's inner-product matrix B (BVSetMatrix): Lanczos in the B-inner product", line, sizeof(line), &found));
     PetscCall(Check(found, name, found ? line : "-eps_view does not report the BV's inner product"));
     if (nconv >= c.nev && nref >= c.nev) {
-      PetscCall(MeasurePairs(eps, A, B, c.nev, lr, &worst_diff, &worst_res, &worst_borth, &imag));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - lambda_krylovschur(A, B)| / max|lambda| = %.2e", (double)worst_diff));
-      PetscCall(Check((PetscBool)(worst_diff <= 1e-9), name, detail));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max ||A x - lambda B x|| / (|lambda| ||x||) = %.2e (S x = lambda x)", (double)worst_res));
-      PetscCall(Check((PetscBool)(worst_res <= 1e-8), name, detail));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |x_i' B x_j - delta_ij| = %.2e", (double)worst_borth));
-      PetscCall(Check((PetscBool)(worst_borth <= 1e-10), name, detail));
+      PetscCall(CheckPencilPairs(name, eps, A, B, c.nev, lr, "S x = lambda x is A x = lambda B x"));
     }
     PetscCall(EPSDestroy(&eps));
   }
