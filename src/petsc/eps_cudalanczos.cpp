@@ -434,7 +434,10 @@ PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B)
   PetscFunctionBegin;
   PetscCall(ObjectKey((PetscObject)A, of));
   PetscCall(ObjectKey((PetscObject)B, of + 2));
-  if (ctx->congruent && std::equal(of, of + 4, ctx->congruent_of)) PetscFunctionReturn(0);
+  // Kept or rebuilt by all ranks together: the rebuild is collective, and Mat states are per process.
+  PetscBool kept = ctx->congruent && std::equal(of, of + 4, ctx->congruent_of) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &kept, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  if (kept) PetscFunctionReturn(0);
   PetscCall(MatDestroy(&ctx->congruent));
   PetscCall(VecDestroy(&ctx->b_isqrt));
   PetscCall(MatCreateVecs(B, &ctx->b_isqrt, nullptr));
