@@ -501,8 +501,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(BVGetMatrix(eps->V, &ipmat, &ipindef));
   PetscCheck(!ipindef, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS needs a positive definite inner-product matrix B; an indefinite one (EPS_GHIEP) is not supported");
   PetscCheck(ipmat || !eps->isgeneralized, comm, PETSC_ERR_PLIB, "EPSCUDALANCZOS: the BV of a generalized problem has no inner-product matrix");
-  // STSHIFT with a diagonal B checks it whole in EPSCUDALanczosCongruence; any other B its diagonal here
-  if (ipmat && !(ctx->congruence && eps->isgeneralized)) PetscCall(CheckInnerProductMatrix(eps, ipmat));
+  // STSHIFT with a diagonal B (set-up's congruence, EPS_GHEP only) checks it whole in
+  // EPSCUDALanczosCongruence; any other inner-product matrix has its diagonal checked here
+  if (ipmat && !ctx->congruence) PetscCall(CheckInnerProductMatrix(eps, ipmat));
   if (ipmat) PetscCall(PetscObjectReference((PetscObject)ipmat)); // released below
   // A diagonal B with STSHIFT (set-up decided): the standard problem of C = B^-1/2 A B^-1/2, applied as a
   // matrix (MatMult, or its device operator) in the Euclidean inner product; `inner` is the solve's

@@ -408,6 +408,26 @@ static PetscErrorCode CheckRelationPurification(PetscInt n)
 }
 
 /* A PETSc error, not a crash or an answer. */
+/* An EPS_HEP of type cudalanczos on S for nev pairs on `backend` (tol and which where given: not
+   PETSC_DEFAULT, not 0), the symmetry probe on or off, set up, and then given `ip` as its BV's
+   inner-product matrix (BVSetMatrix after EPSSetUp, as SLEPc's ex47 does). */
+static PetscErrorCode CreateEPSWithBVMatrix(Mat S, Mat ip, PetscInt nev, PetscReal tol, EPSWhich which, const char *backend, PetscBool probe, EPS *eps)
+{
+  BV bv;
+
+  PetscFunctionBeginUser;
+  PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, eps));
+  PetscCall(EPSSetDimensions(*eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
+  if (tol != (PetscReal)PETSC_DEFAULT) PetscCall(EPSSetTolerances(*eps, tol, 1000));
+  if (which) PetscCall(EPSSetWhichEigenpairs(*eps, which));
+  PetscCall(EPSCUDALanczosSetBackend(*eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
+  PetscCall(EPSCUDALanczosSetCheckSymmetry(*eps, probe));
+  PetscCall(EPSSetUp(*eps));
+  PetscCall(EPSGetBV(*eps, &bv));
+  PetscCall(BVSetMatrix(bv, ip, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
 /* A standard problem whose operator is self-adjoint in another inner product than the Euclidean one, as
    SLEPc's ex47 poses it: EPS_HEP on S = B^-1 A (B diagonal, so S is assembled: A's rows scaled, not
    symmetric), and after EPSSetUp the BV given B as its inner-product matrix (BVSetMatrix). The solver
@@ -420,7 +440,6 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   Mat         A, B, S, twoI;
   Vec         binv;
   EPS         ref, eps;
-  BV          bv;
   PetscInt    nconv, nref, i;
   PetscScalar lr[8];
   char        name[256], detail[512], line[256];
@@ -441,15 +460,7 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   PetscCall(VecReciprocal(binv));
   PetscCall(MatDiagonalScale(S, binv, NULL));
   for (int pass = 0; pass < 2; ++pass) { /* the probe off, then on */
-    PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
-    PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
-    PetscCall(EPSSetTolerances(eps, 1e-10, 1000));
-    PetscCall(EPSSetWhichEigenpairs(eps, c.which));
-    PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
-    PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, pass ? PETSC_TRUE : PETSC_FALSE));
-    PetscCall(EPSSetUp(eps));
-    PetscCall(EPSGetBV(eps, &bv));
-    PetscCall(BVSetMatrix(bv, B, PETSC_FALSE));
+    PetscCall(CreateEPSWithBVMatrix(S, B, c.nev, 1e-10, c.which, backend, pass ? PETSC_TRUE : PETSC_FALSE, &eps));
     PetscCall(EPSSolve(eps));
     PetscCall(EPSGetConverged(eps, &nconv));
     PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
@@ -466,26 +477,15 @@ static PetscErrorCode CheckBVInnerProductOnAStandardProblem(PetscInt n, const ch
   /* The wrong inner product: S is not self-adjoint in 2 I's; the probe says so */
   PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &twoI));
   PetscCall(MatShift(twoI, 2.0));
-  PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
-  PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
-  PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
-  PetscCall(EPSCUDALanczosSetCheckSymmetry(eps, PETSC_TRUE));
-  PetscCall(EPSSetUp(eps));
-  PetscCall(EPSGetBV(eps, &bv));
-  PetscCall(BVSetMatrix(bv, twoI, PETSC_FALSE));
+  PetscCall(CreateEPSWithBVMatrix(S, twoI, c.nev, PETSC_DEFAULT, (EPSWhich)0, backend, PETSC_TRUE, &eps));
   PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP on S = B^-1 A with BVSetMatrix(2 I) and the symmetry probe is refused", backend));
   PetscCall(CheckSolveRefused(eps, name));
   PetscCall(EPSDestroy(&eps));
-  { /* An inner-product matrix that is not positive definite (one negative entry), given as definite and
-       without the probe: the solve finds a non-positive B-norm and stops with a PETSc error */
+  { /* An inner-product matrix that is not positive definite (one negative diagonal entry), given as
+       definite and without the probe: its diagonal is checked before the solve, a PETSc error */
     Mat Bneg, Aneg;
     PetscCall(BuildPencil(n, MASS_INDEFINITE, &Aneg, &Bneg));
-    PetscCall(CreateEPS(S, EPS_HEP, EPSCUDALANCZOS, &eps));
-    PetscCall(EPSSetDimensions(eps, c.nev, PETSC_DEFAULT, PETSC_DEFAULT));
-    PetscCall(EPSCUDALanczosSetBackend(eps, !strcmp(backend, "cuda") ? EPS_CUDALANCZOS_BACKEND_CUDA : EPS_CUDALANCZOS_BACKEND_HOST));
-    PetscCall(EPSSetUp(eps));
-    PetscCall(EPSGetBV(eps, &bv));
-    PetscCall(BVSetMatrix(bv, Bneg, PETSC_FALSE));
+    PetscCall(CreateEPSWithBVMatrix(S, Bneg, c.nev, PETSC_DEFAULT, (EPSWhich)0, backend, PETSC_FALSE, &eps));
     PetscCall(PetscSNPrintf(name, sizeof(name), "[%s] EPS_HEP with BVSetMatrix of an indefinite matrix is refused", backend));
     PetscCall(CheckSolveRefused(eps, name));
     PetscCall(EPSDestroy(&eps));
