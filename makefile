@@ -7,7 +7,7 @@
 #   make            configure and build into $(BUILD) (real scalars)
 #   make deps       install the Debian packages this project needs (when missing), real and complex PETSc/SLEPc
 #   make demo       deps + build + run examples/thesis_demo (the thesis's dense problem and a 2-D Laplacian)
-#   make test       test-real + test-complex:
+#   make test       test-real + test-complex, each to its end, then a summary line per part (tests/run_parts.sh):
 #     make test-real      build $(BUILD) + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
 #     make test-complex   the same against the complex PETSc/SLEPc 3.18, in $(BUILD_COMPLEX)
 #   make build-complex    configure and build $(BUILD_COMPLEX) (PKG_CONFIG_PATH: $(COMPLEX_PKG_CONFIG_PATH))
@@ -16,7 +16,7 @@
 #                   BUILD=$(BUILD_COMPLEX) or BUILD=$(BUILD_PETSC_CUDA_COMPLEX) packs a complex build
 #   make petsc-cuda       PETSc/SLEPc 3.26.1 with CUDA into $(PETSC_CUDA_PREFIX), once per machine (~16 min, 2 cores)
 #   make petsc-cuda-complex   the same with complex scalars into $(PETSC_CUDA_COMPLEX_PREFIX)
-#   make test-petsc-cuda  the same tests as `make test`, built against those two PETSc/SLEPc 3.26.1:
+#   make test-petsc-cuda  the PETSc-facing tests of `make test` (ctest -LE core) and SLEPc's suite, against those two 3.26.1:
 #     real in $(BUILD_PETSC_CUDA) (test-petsc-cuda-real), complex in $(BUILD_PETSC_CUDA_COMPLEX) (test-petsc-cuda-complex)
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -80,19 +80,17 @@ demo: deps build
 	$(BUILD)/examples/thesis_demo -eps_type cudalanczos
 	@echo; echo "Unmodified SLEPc programs: -dll_append $(CURDIR)/$(BUILD)/libslepccudalanczos.so -eps_type cudalanczos"
 
-# real, then complex (one after the other, also under make -j: each uses $(JOBS) cores): ctest and
-# SLEPc 3.18's own suite (run_slepc_tests.sh runs it with complex scalars for a plugin named *_complex.so)
+# real, then complex (one after the other, also under make -j: each uses $(JOBS) cores), each part to its
+# end even when the other failed, then one summary line per part: ctest and SLEPc 3.18's own suite
+# (run_slepc_tests.sh runs it with complex scalars for a plugin named *_complex.so)
 test:
-	@$(MAKE) --no-print-directory test-real
-	@$(MAKE) --no-print-directory test-complex
+	@bash tests/run_parts.sh test-real test-complex
 
 test-real: build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
-	bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD)/libslepccudalanczos.so
+	bash tests/run_part.sh real $(BUILD)
 
 test-complex: build-complex
-	ctest --test-dir $(BUILD_COMPLEX) --output-on-failure -j$(JOBS)
-	bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_COMPLEX)/libslepccudalanczos_complex.so
+	bash tests/run_part.sh complex $(BUILD_COMPLEX)
 
 check: test
 
@@ -102,25 +100,23 @@ petsc-cuda: deps
 petsc-cuda-complex: deps
 	bash tools/petsc-cuda.sh $(PETSC_CUDA_COMPLEX_PREFIX) complex
 
-# ctest (GPU tests compiled and reported as skipped where there is no GPU) and SLEPc 3.26.1's own suite,
-# real, then complex (each PETSc built the first time it is needed)
+# The same against PETSc/SLEPc 3.26.1 (each built the first time it is needed): every test that goes
+# through PETSc (ctest -LE core: the core tests use no PETSc and ran in `make test` for both scalar types)
+# and SLEPc 3.26.1's own suite; real, then complex, each to its end, then a summary line per part.
 test-petsc-cuda:
-	@$(MAKE) --no-print-directory test-petsc-cuda-real
-	@$(MAKE) --no-print-directory test-petsc-cuda-complex
+	@bash tests/run_parts.sh test-petsc-cuda-real test-petsc-cuda-complex
 
 test-petsc-cuda-real: petsc-cuda
 	$(call prefix_pkg_env,$(PETSC_CUDA_PREFIX)) cmake -S . -B $(BUILD_PETSC_CUDA) $(CMAKE_FLAGS)
 	$(call prefix_pkg_env,$(PETSC_CUDA_PREFIX)) cmake --build $(BUILD_PETSC_CUDA) -j$(JOBS)
-	ctest --test-dir $(BUILD_PETSC_CUDA) --output-on-failure -j$(JOBS)
 	SLEPC_EXAMPLES=$(PETSC_CUDA_PREFIX)/slepc/share/slepc/examples \
-	  bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_PETSC_CUDA)/libslepccudalanczos.so
+	  bash tests/run_part.sh petsc-cuda-real $(BUILD_PETSC_CUDA) -LE core
 
 test-petsc-cuda-complex: petsc-cuda-complex
 	$(call prefix_pkg_env,$(PETSC_CUDA_COMPLEX_PREFIX)) cmake -S . -B $(BUILD_PETSC_CUDA_COMPLEX) $(CMAKE_FLAGS)
 	$(call prefix_pkg_env,$(PETSC_CUDA_COMPLEX_PREFIX)) cmake --build $(BUILD_PETSC_CUDA_COMPLEX) -j$(JOBS)
-	ctest --test-dir $(BUILD_PETSC_CUDA_COMPLEX) --output-on-failure -j$(JOBS)
 	SLEPC_EXAMPLES=$(PETSC_CUDA_COMPLEX_PREFIX)/slepc/share/slepc/examples \
-	  bash tests/slepc/run_slepc_tests.sh $(CURDIR)/$(BUILD_PETSC_CUDA_COMPLEX)/libslepccudalanczos_complex.so
+	  bash tests/run_part.sh petsc-cuda-complex $(BUILD_PETSC_CUDA_COMPLEX) -LE core
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
