@@ -150,6 +150,9 @@ void order_streams(void *producer, void *consumer, int device);
 
 /// Number of CUDA devices usable by this process; 0 (never an exception) when there is no driver or GPU.
 int device_count();
+/// Makes `device` current on the calling thread with its primary context created: the first call of a
+/// process creates it, or waits for the warm_up() (upload.hpp) creating it.
+void initialize_context(int device);
 /// "NVIDIA H200 (sm_90, 139.8 GiB)" for -eps_view.
 std::string device_description(int device);
 /// Free and total bytes on `device`.

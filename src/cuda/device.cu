@@ -28,6 +28,12 @@ int device_count()
   return n;
 }
 
+void initialize_context(int device)
+{
+  CUDALANCZOS_CHECK(cudaSetDevice(device));
+  CUDALANCZOS_CHECK(cudaFree(nullptr)); // the documented way to create the primary context now
+}
+
 std::string device_description(int device)
 {
   cudaDeviceProp p{};

@@ -11,6 +11,7 @@
 // (blas.hpp).
 #include "cuda/blas.hpp"
 #include "cuda/cuda_backend.hpp"
+#include "cuda/csr_scan.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
@@ -64,14 +65,6 @@ using text::scalar_text;
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
 constexpr double kShortRows = 8;
 
-/// The most entries in one row of a CSR matrix whose row pointers are on the host.
-index_t longest_row_on_host(const int *rowptr, index_t rows)
-{
-  index_t longest = 0;
-  for (index_t r = 0; r < rows; ++r) longest = std::max<index_t>(longest, rowptr[r + 1] - rowptr[r]);
-  return longest;
-}
-
 /// The lanes a row for the custom CSR kernel where the default flavor takes it (short regular rows), else 0.
 int short_row_lanes(index_t rows, index_t nnz, index_t longest)
 {
@@ -90,6 +83,15 @@ int resolve_device(int device)
   int current = 0;
   CUDALANCZOS_CHECK(cudaGetDevice(&current));
   return current;
+}
+
+/// The upload's first CUDA call, after its host passes: it waits for the context a warm_up() is making
+/// (upload.hpp), and the wait shows as its own phase.
+void context_for_upload(int device)
+{
+  if (device < 0) return;
+  UploadPhaseScope phase(UploadPhase::Context);
+  initialize_context(device);
 }
 
 /// cudaMemcpy from pageable memory and cudaMemset may return before the device has finished them, and
@@ -298,25 +300,6 @@ private:
   mutable CublasHandle cublas_;
 };
 
-/// Throws unless A is a well-formed CSR matrix with 32-bit indices inside its bounds.
-void validate_csr(const CsrView &A)
-{
-  const auto fail = [&](const std::string &why) {
-    throw Error("make_csr_operator: " + why + " (rows = " + std::to_string(A.rows) + ", cols = " +
-                std::to_string(A.cols) + ", nnz = " + std::to_string(A.nnz) + ")");
-  };
-  if (A.rows < 0 || A.cols < 0 || A.nnz < 0) fail("negative size");
-  if (A.nnz > 2147483647 || A.rows > 2147483646) fail("32-bit indices cannot address this matrix");
-  if (!A.rowptr || (A.nnz > 0 && (!A.colind || !A.values))) fail("missing arrays");
-  if (A.rowptr[0] != 0 || A.rowptr[A.rows] != A.nnz) fail("rowptr must start at 0 and end at nnz");
-  // An index outside the matrix would be an out-of-bounds read on the device: check once, here.
-  for (index_t r = 0; r < A.rows; ++r)
-    if (A.rowptr[r + 1] < A.rowptr[r]) fail("rowptr decreases at row " + std::to_string(r));
-  for (index_t j = 0; j < A.nnz; ++j)
-    if (A.colind[j] < 0 || A.colind[j] >= A.cols)
-      fail("column index " + std::to_string(A.colind[j]) + " at entry " + std::to_string(j) + " is outside the matrix");
-}
-
 class CsrOperator final : public DeviceOperator {
 public:
   /// A copy of the host matrix A, which has been through validate_csr (make_csr_operator).
@@ -324,7 +307,10 @@ public:
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
         interleaved_blocks_(flavor != KernelFlavor::Vendor)
   {
-    if (flavor == KernelFlavor::Default) choose_short_rows(longest_row_on_host(A.rowptr, rows_));
+    if (flavor == KernelFlavor::Default) {
+      UploadPhaseScope phase(UploadPhase::Prepare);
+      choose_short_rows(longest_row_on_host(A.rowptr, rows_));
+    }
     ScopedDevice guard(device_);
     rowptr_ = MatrixArray<int>::own(upload(A.rowptr, static_cast<std::size_t>(rows_) + 1, "CSR row pointers"));
     colind_ = MatrixArray<int>::own(upload(A.colind, static_cast<std::size_t>(nnz_), "CSR column indices"));
@@ -484,6 +470,7 @@ private:
   // buffer-size query and the preprocessing, which analyse the matrix only.
   void setup_cusparse()
   {
+    UploadPhaseScope phase(UploadPhase::Analysis);
     cusparse_ = make_cusparse(nullptr);
     matrix_ = matrix_descriptor();
     DeviceBuffer<Scalar> xs(static_cast<std::size_t>(std::max<index_t>(cols_, 1)), "SpMV setup scratch");
@@ -530,54 +517,6 @@ private:
   mutable DeviceBuffer<Scalar> interleaved_; // apply_block, unless the vendor flavor was asked for
 };
 
-/// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
-/// pattern of the off-diagonal entries and the diagonal (one value, or a vector when the rows differ).
-/// Built on the host by uniform_pattern(); explicit zeros count as entries like any other value.
-struct UniformPattern {
-  Scalar offdiagonal = 0, diagonal = 0;
-  std::vector<Scalar> diagonal_vector; ///< empty: every row's diagonal is `diagonal`
-  std::vector<int> rowptr, colind;
-};
-
-/// The split, or nothing when the matrix is not square, has no off-diagonal entry, has two entries in
-/// one place on the diagonal, or holds two different off-diagonal values (compared bit for bit, so
-/// -0.0 and 0.0 differ and a NaN never matches: those go to the general kernels).
-std::optional<UniformPattern> uniform_pattern(const CsrView &A)
-{
-  if (A.rows != A.cols || A.rows == 0 || A.nnz == 0) return std::nullopt;
-  UniformPattern p;
-  bool have_c = false;
-  p.rowptr.reserve(static_cast<std::size_t>(A.rows) + 1);
-  p.rowptr.push_back(0);
-  p.colind.reserve(static_cast<std::size_t>(A.nnz));
-  std::vector<Scalar> diag(static_cast<std::size_t>(A.rows), Scalar{});
-  for (index_t r = 0; r < A.rows; ++r) {
-    bool seen_diagonal = false;
-    for (index_t j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) {
-      const Scalar v = A.values[j];
-      if (A.colind[j] == r) {
-        if (seen_diagonal) return std::nullopt;
-        seen_diagonal = true;
-        diag[static_cast<std::size_t>(r)] = v;
-        continue;
-      }
-      if (!have_c) p.offdiagonal = v, have_c = true;
-      else if (std::memcmp(&v, &p.offdiagonal, sizeof v) != 0) return std::nullopt;
-      p.colind.push_back(A.colind[j]);
-    }
-    if (p.colind.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) return std::nullopt;
-    p.rowptr.push_back(static_cast<int>(p.colind.size()));
-  }
-  if (!have_c) return std::nullopt; // diagonal only: the general kernels are as good
-  p.diagonal = diag[0];
-  for (const Scalar &d : diag)
-    if (std::memcmp(&d, &p.diagonal, sizeof d) != 0) {
-      p.diagonal_vector = std::move(diag);
-      break;
-    }
-  return p;
-}
-
 // The general CSR kernels move 12 bytes per stored entry (value and column index) and gather x; when
 // every off-diagonal value is the same (graph adjacency, unweighted graph Laplacians, constant-
 // coefficient stencils) the values carry nothing, and kernels::pattern_spmv moves 4.
@@ -587,7 +526,10 @@ public:
       : device_(resolve_device(device)), rows_(A.rows), nnz_(A.nnz), entries_(static_cast<index_t>(p.colind.size())),
         offdiagonal_(p.offdiagonal), diagonal_(p.diagonal)
   {
-    lanes_ = kernels::pattern_lanes(rows_, entries_, longest_row_on_host(p.rowptr.data(), rows_));
+    {
+      UploadPhaseScope phase(UploadPhase::Prepare);
+      lanes_ = kernels::pattern_lanes(rows_, entries_, longest_row_on_host(p.rowptr.data(), rows_));
+    }
     ScopedDevice guard(device_);
     rowptr_ = upload(p.rowptr.data(), p.rowptr.size(), "pattern row pointers");
     colind_ = upload(p.colind.data(), p.colind.size(), "pattern column indices");
@@ -671,14 +613,20 @@ private:
 
 std::shared_ptr<DeviceOperator> make_dense_operator(const DenseView &A, KernelFlavor flavor, int device)
 {
+  context_for_upload(device);
   return std::make_shared<DenseOperator>(A, flavor, device);
 }
 
 std::shared_ptr<DeviceOperator> make_csr_operator(const CsrView &A, KernelFlavor flavor, int device)
 {
-  validate_csr(A); // once, for either operator: both read every index
-  if (flavor == KernelFlavor::Default)
-    if (auto p = uniform_pattern(A)) return std::make_shared<PatternCsrOperator>(A, *p, device);
+  std::optional<UniformPattern> pattern;
+  {
+    UploadPhaseScope phase(UploadPhase::Prepare);
+    validate_csr(A); // once, for either operator: both read every index
+    if (flavor == KernelFlavor::Default) pattern = uniform_pattern(A);
+  }
+  context_for_upload(device);
+  if (pattern) return std::make_shared<PatternCsrOperator>(A, *pattern, device);
   return std::make_shared<CsrOperator>(A, flavor, device);
 }
 

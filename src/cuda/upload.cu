@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -72,11 +75,86 @@ void ensure_lanes(Staging &s, int device, int count)
   }
 }
 
+std::atomic<UploadPhaseHook> phase_hook{nullptr};
+
+// The warm-up's helper thread: one at a time, waited for by the next warm-up and at release.
+struct WarmUp {
+  std::mutex mutex;
+  std::set<int> devices; // warmed (or being warmed) in this process
+  bool driver_started = false;
+  std::future<void> driver, pending; // initialize_driver_async's thread, the last warm_up's
+  std::atomic<double> seconds{0};
+};
+
+WarmUp &warm_up_state()
+{
+  static WarmUp *w = new WarmUp; // never destroyed, as staging()
+  return *w;
+}
+
 } // namespace
+
+UploadPhaseScope::UploadPhaseScope(UploadPhase phase) : phase_(phase)
+{
+  if (const UploadPhaseHook hook = phase_hook.load()) hook(phase_, true);
+}
+
+UploadPhaseScope::~UploadPhaseScope()
+{
+  if (const UploadPhaseHook hook = phase_hook.load()) hook(phase_, false);
+}
+
+void set_upload_phase_hook(UploadPhaseHook hook) { phase_hook = hook; }
+
+void warm_up(int device)
+{
+  WarmUp &w = warm_up_state();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (!w.devices.insert(device).second) return;
+  if (w.pending.valid()) w.pending.wait();
+  try {
+    w.pending = std::async(std::launch::async, [device, &w] {
+      const auto start = std::chrono::steady_clock::now();
+      // Errors are not this thread's to report: the upload that needs the device meets them again.
+      if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+      }
+      try {
+        Staging &s = staging();
+        std::lock_guard<std::mutex> staging_lock(s.mutex);
+        ensure_lanes(s, device, upload_threads());
+      } catch (...) {
+        (void)cudaGetLastError();
+      }
+      w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  } catch (...) { // no thread to be had: the first upload does it all, as without a warm-up
+    w.devices.erase(device);
+  }
+}
+
+double warm_up_seconds() { return warm_up_state().seconds.load(); }
+
+void initialize_driver_async()
+{
+  WarmUp &w = warm_up_state();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.driver_started) return;
+  w.driver_started = true;
+  try {
+    w.driver = std::async(std::launch::async, [] {
+      int count = 0;
+      if (cudaGetDeviceCount(&count) != cudaSuccess) (void)cudaGetLastError(); // no driver or GPU: device_count() says so later
+    });
+  } catch (...) { // no thread to be had: the first CUDA call initializes the driver, as without this
+  }
+}
 
 void upload_image(void *dst, std::size_t bytes, const ImageFill &fill)
 {
   if (bytes == 0) return;
+  UploadPhaseScope phase(UploadPhase::Transfer);
   if (bytes <= kDirectBytes) {
     std::vector<unsigned char> image(bytes);
     fill(0, bytes, image.data());
@@ -167,6 +245,13 @@ std::size_t upload_staging_bytes() { return staging().pinned.load(); }
 
 void release_process_state() noexcept
 {
+  {
+    WarmUp &w = warm_up_state();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    if (w.driver.valid()) w.driver.wait();
+    if (w.pending.valid()) w.pending.wait();
+    w.devices.clear();
+  }
   Staging &s = staging();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.lanes.clear(); // streams, events and pinned chunks, each released by its owner

@@ -38,7 +38,43 @@ void set_upload_threads(int threads);
 std::size_t upload_staging_bytes();
 
 /// Frees what this process made once for all solves (the staging chunks, their streams and events).
-/// Called at PetscFinalize; the next upload makes them again.
+/// Called at PetscFinalize; the next upload makes them again. Waits for a warm-up still running.
 void release_process_state() noexcept;
+
+/// Starts, on a helper thread, what a first upload to `device` would otherwise wait for: the device's
+/// primary context and the staging chunks. Returns at once; the first upload then waits only for what
+/// is left of it (the CUDA runtime orders the context's creation; the chunks are made under the staging
+/// lock). Once per process and device; errors are left for the upload itself to meet and report.
+void warm_up(int device);
+
+/// Wall-clock seconds the last warm-up took on its helper thread (0 before one ended).
+double warm_up_seconds();
+
+/// Starts the CUDA driver's initialization (cudaGetDeviceCount) on a helper thread and returns at once:
+/// what a CUDA PETSc does in PetscInitialize, for a program whose PETSc has no CUDA, so that it overlaps
+/// with the program's assembly. No context is made (no device memory taken). Once per process.
+void initialize_driver_async();
+
+/// The parts of an upload that the PETSc layer logs apart (-log_view): the host passes over the matrix
+/// before any copy, the wait for the device's context (made by then, or still being made by warm_up),
+/// the host-to-device copies, and the vendor library's analysis of the copied matrix.
+enum class UploadPhase { Prepare, Context, Transfer, Analysis };
+
+/// Told on the uploading thread when a phase begins (`begin` true) and ends. One per process, set once
+/// by the PETSc layer; none is called while it is null.
+using UploadPhaseHook = void (*)(UploadPhase phase, bool begin);
+void set_upload_phase_hook(UploadPhaseHook hook);
+
+/// Marks a phase for its lifetime.
+class UploadPhaseScope {
+public:
+  explicit UploadPhaseScope(UploadPhase phase);
+  ~UploadPhaseScope();
+  UploadPhaseScope(const UploadPhaseScope &) = delete;
+  UploadPhaseScope &operator=(const UploadPhaseScope &) = delete;
+
+private:
+  UploadPhase phase_;
+};
 
 } // namespace cudalanczos::cuda

@@ -10,6 +10,7 @@
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
+#include "cuda/upload.hpp"
 #if defined(PETSC_HAVE_CUDA)
 #include <petscdevice.h>
 #endif
@@ -591,12 +592,15 @@ PetscErrorCode STAppliesOnDevice(EPS eps, const STOperator &hostop, int device, 
       ok = bound ? PETSC_FALSE : PETSC_TRUE;
     }
   }
-  if (ok && eps->nloc > 0) { // PETSc's vectors on the device the solve runs on
+  if (ok && eps->nloc > 0) { // PETSc's vectors on the device the solve runs on (hostop's have no array: a BV vector's)
     const PetscScalar *a;
     int                at = -1;
-    PetscCall(VecCUDAGetArrayRead(hostop.x, &a));
+    Vec                v;
+    PetscCall(BVCreateVec(eps->V, &v));
+    PetscCall(VecCUDAGetArrayRead(v, &a));
     PetscCallCXX(at = cuda::device_of(a));
-    PetscCall(VecCUDARestoreArrayRead(hostop.x, &a));
+    PetscCall(VecCUDARestoreArrayRead(v, &a));
+    PetscCall(VecDestroy(&v));
     ok = at == device ? PETSC_TRUE : PETSC_FALSE;
   }
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ok, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
@@ -605,6 +609,26 @@ PetscErrorCode STAppliesOnDevice(EPS eps, const STOperator &hostop, int device, 
 }
 } // namespace
 #endif
+
+PetscErrorCode EPSCUDALanczosWarmUp(EPS eps)
+{
+  PetscFunctionBegin;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
+  int              count = 0, device = 0;
+  PetscBool        use, shared;
+  // EPSCUDALanczosUseCUDA's choice without its errors, which the solve raises where it always did
+  PetscCallCXX(count = cudalanczos::cuda::device_count());
+  use = ctx->backend != EPS_CUDALANCZOS_BACKEND_HOST && count > 0 && ctx->device < count ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &use, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  if (!use) PetscFunctionReturn(0);
+  PetscCall(PickDevice(eps, count, &device, &shared));
+  PetscCallCXX(cudalanczos::cuda::warm_up(device));
+#else
+  (void)eps;
+#endif
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend)
@@ -627,6 +651,13 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   ctx->uploaded_bytes = 0;
   if (isshift) PetscCall(UploadOperator(eps, A, device));
   else PetscCallCXX(ctx->device_op.reset());
+  // An upload waited for the context that set-up's warm-up started after its host passes; any other
+  // first solve of a process waits here
+  PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Context, eps, 0, 0, 0));
+  PetscCallCXX(cudalanczos::cuda::initialize_context(device));
+  PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Context, eps, 0, 0, 0));
+  PetscCall(PetscInfo(eps, "cudalanczos: device %d ready; set-up's warm-up (context and upload staging) took %g s on a helper thread\n", device,
+                      cudalanczos::cuda::warm_up_seconds()));
 
   cudalanczos::cuda::BackendConfig config;
   config.local_size  = eps->nloc;

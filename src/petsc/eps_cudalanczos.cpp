@@ -29,6 +29,7 @@ const char *const EPSCUDALanczosBackends[]     = {"auto", "host", "cuda", "EPSCU
 const char *const EPSCUDALanczosKernelsTypes[] = {"default", "custom", "vendor", "EPSCUDALanczosKernels", "EPS_CUDALANCZOS_KERNELS_", nullptr};
 
 PetscLogEvent EPS_CUDALanczos_Setup = 0, EPS_CUDALanczos_Upload = 0, EPS_CUDALanczos_Iterate = 0, EPS_CUDALanczos_Vectors = 0;
+PetscLogEvent EPS_CUDALanczos_Context = 0, EPS_CUDALanczos_Prepare = 0, EPS_CUDALanczos_Transfer = 0, EPS_CUDALanczos_Analysis = 0;
 
 // Composed data on a Mat: the ||A|| estimate a solve measured (EPSSolve_CUDALanczos), registered on first use.
 static PetscInt EPS_CUDALanczos_NormId = -1;
@@ -77,6 +78,44 @@ PetscErrorCode ToWhich(EPS eps, Which *w)
   PetscFunctionReturn(0);
 }
 
+// The solution's storage: eigr, eigi, errest and perm for the ncv values a solve may return, and a BV for
+// the returned vectors only (nev columns, or the initial space's, grown by EPSCUDALanczosReturnColumns
+// when more pairs converge), never shrunk. The Lanczos basis lives in the backend: SLEPc's
+// EPSAllocateSolution would give the BV ncv columns, zeroed on the host, a new EPS's largest set-up cost
+// on large matrices (16 MB a column at 2e6 rows). A BV with a deflation space (constraints) cannot be
+// resized later: it gets the ncv columns.
+static PetscErrorCode EPSCUDALanczosAllocateSolution(EPS eps)
+{
+  const PetscInt ncv = eps->ncv;
+  PetscInt       cols = PetscMax(PetscMax(eps->nev, PetscAbsInt(eps->nini)), 1), current = 0, constraints = 0;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  if (eps->V) PetscCall(BVGetSizes(eps->V, nullptr, nullptr, &current));
+  if (eps->V) PetscCall(BVGetNumConstraints(eps->V, &constraints));
+  if (eps->nds || constraints) cols = ncv;
+  cols = PetscMin(PetscMax(cols, current), eps->n);
+  eps->ncv = cols; // what EPSAllocateSolution sizes the BV (and eigr) by
+  ierr     = EPSAllocateSolution(eps, 0);
+  eps->ncv = ncv;
+  PetscCall(ierr);
+  PetscCall(PetscFree4(eps->eigr, eps->eigi, eps->errest, eps->perm));
+  PetscCall(PetscMalloc4(ncv, &eps->eigr, ncv, &eps->eigi, ncv, &eps->errest, ncv, &eps->perm));
+  PetscFunctionReturn(0);
+}
+
+// Columns 0..n-1 of the BV for the returned vectors: grown (its contents, constraints included, kept)
+// where a solve returns more than set-up gave it room for.
+static PetscErrorCode EPSCUDALanczosReturnColumns(EPS eps, PetscInt n)
+{
+  PetscInt cols;
+
+  PetscFunctionBegin;
+  PetscCall(BVGetSizes(eps->V, nullptr, nullptr, &cols));
+  if (n > cols) PetscCall(BVResize(eps->V, n, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -101,6 +140,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
              "EPSCUDALANCZOS supports the basic stopping test (nev pairs or max_it) and a user's (EPSSetStoppingTestFunction), not EPSStop %d "
              "(the threshold test of EPSSetThreshold?); use -eps_type krylovschur for it, or ask for nev pairs",
              (int)eps->stop);
+  PetscCall(EPSCUDALanczosWarmUp(eps));
   // Deflation vectors (EPSSetDeflationSpace; a negative count until EPSSetUp inserts them into V as
   // constraints, after this function): the solve runs on their orthogonal complement (ConstrainedBackend),
   // whose dimension bounds nev and ncv. Dependent ones are dropped then, as SLEPc drops them.
@@ -244,7 +284,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
       eps->nwork = 0;
     }
   }
-  PetscCall(EPSAllocateSolution(eps, 0));
+  PetscCall(EPSCUDALanczosAllocateSolution(eps));
   { // A generalized problem: the BV's inner product is B's (SLEPc's own solvers get it in their set-up,
     // not in EPSSetUp), so that the deflation space EPSSetUp inserts, BVNormalize and the vectors
     // returned are B-orthonormal; EPSSolve_CUDALanczos runs Lanczos in the same inner product. B itself
@@ -531,8 +571,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
       (void)VecDestroy(&op.y);
     }
   } work_vecs{hostop};
-  PetscCall(BVCreateVec(eps->V, &hostop.x));
-  PetscCall(BVCreateVec(eps->V, &hostop.y));
+  // Without arrays: a product on the host places the backend's columns in them (VecPlaceArray), and an
+  // uploaded operator never uses them; two zeroed host vectors a solve cost 2 x 16 MB at 2e6 rows.
+  PetscCall(STMatCreateVecsEmpty(eps->st, &hostop.x, &hostop.y));
   PetscCall(VecGetOwnershipRange(hostop.x, &rstart, &rend));
 
   // Sums doubles; the backends pass an array of Scalars as kDoublesPerScalar times as many doubles.
@@ -840,6 +881,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   }
   eps->nconv = PetscMin((PetscInt)result.nconv, nret);
   eps->its   = result.its;
+  PetscCall(EPSCUDALanczosReturnColumns(eps, eps->nconv));
   {
     PetscBool injective;
     PetscCall(STIsInjective(eps->st, &injective));

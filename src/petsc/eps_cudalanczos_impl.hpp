@@ -38,6 +38,9 @@ inline constexpr PetscInt kEPSUnset = PETSC_DEFAULT;
 #endif
 
 extern PetscLogEvent EPS_CUDALanczos_Setup, EPS_CUDALanczos_Upload, EPS_CUDALanczos_Iterate, EPS_CUDALanczos_Vectors;
+// Inside a solve's first upload: waiting for the device context, the host passes over the matrix, the
+// copies, the vendor library's analysis (cuda/upload.hpp's phases).
+extern PetscLogEvent EPS_CUDALanczos_Context, EPS_CUDALanczos_Prepare, EPS_CUDALanczos_Transfer, EPS_CUDALanczos_Analysis;
 
 // The backend's vectors are PETSc's: Scalar (core/scalar.hpp, chosen by CMake from PETSC_USE_COMPLEX)
 // must be PetscScalar, so that BV columns, Vecs placed over the basis and the MPI reductions (Scalars
@@ -165,6 +168,9 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
 PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift);
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
+/// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
+/// helper thread (cuda::warm_up), so that the solve finds them made or in the making. Collective.
+PetscErrorCode EPSCUDALanczosWarmUp(EPS eps);
 /// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
                                                std::shared_ptr<cudalanczos::Backend> &backend);

@@ -14,6 +14,22 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS);
 
 static PetscBool registered = PETSC_FALSE;
 
+#if defined(CUDALANCZOS_HAVE_CUDA)
+// An upload's phases as -log_view events. Called inside the CUDA layer, which knows no PETSc: a logging
+// error cannot travel back through it and is dropped (the events only measure).
+static void LogUploadPhase(cudalanczos::cuda::UploadPhase phase, bool begin)
+{
+  PetscLogEvent event = 0;
+  switch (phase) {
+  case cudalanczos::cuda::UploadPhase::Prepare: event = EPS_CUDALanczos_Prepare; break;
+  case cudalanczos::cuda::UploadPhase::Context: event = EPS_CUDALanczos_Context; break;
+  case cudalanczos::cuda::UploadPhase::Transfer: event = EPS_CUDALanczos_Transfer; break;
+  case cudalanczos::cuda::UploadPhase::Analysis: event = EPS_CUDALanczos_Analysis; break;
+  }
+  (void)(begin ? PetscLogEventBegin(event, 0, 0, 0, 0) : PetscLogEventEnd(event, 0, 0, 0, 0));
+}
+#endif
+
 // PetscFinalize: the registration ends, and so does what the process made once for every solve.
 static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
 {
@@ -47,6 +63,14 @@ PetscErrorCode EPSCUDALanczosRegister(void)
   PetscCall(PetscLogEventRegister("CUDALancUpload", EPS_CLASSID, &EPS_CUDALanczos_Upload));
   PetscCall(PetscLogEventRegister("CUDALancIterate", EPS_CLASSID, &EPS_CUDALanczos_Iterate));
   PetscCall(PetscLogEventRegister("CUDALancVectors", EPS_CLASSID, &EPS_CUDALanczos_Vectors));
+  PetscCall(PetscLogEventRegister("CUDALancContext", EPS_CLASSID, &EPS_CUDALanczos_Context));
+  PetscCall(PetscLogEventRegister("CUDALancPrepare", EPS_CLASSID, &EPS_CUDALanczos_Prepare));
+  PetscCall(PetscLogEventRegister("CUDALancTransfer", EPS_CLASSID, &EPS_CUDALanczos_Transfer));
+  PetscCall(PetscLogEventRegister("CUDALancAnalysis", EPS_CLASSID, &EPS_CUDALanczos_Analysis));
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  cudalanczos::cuda::set_upload_phase_hook(LogUploadPhase);
+  cudalanczos::cuda::initialize_driver_async();
+#endif
   PetscCall(PetscRegisterFinalize(EPSCUDALanczosFinalizePackage));
   PetscFunctionReturn(0);
 }
