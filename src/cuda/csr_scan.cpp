@@ -118,7 +118,8 @@ std::optional<UniformPattern> uniform_pattern(const CsrView &A)
   };
   std::vector<Part> part(static_cast<std::size_t>(parts));
   UniformPattern p;
-  p.rowptr.assign(static_cast<std::size_t>(A.rows) + 1, 0);
+  p.rowptr.resize_unwritten(static_cast<std::size_t>(A.rows) + 1);
+  p.rowptr[0] = 0;
   std::vector<Scalar> diag(static_cast<std::size_t>(A.rows), Scalar{});
 
   // Pass 1: each part checks its rows and counts their off-diagonal entries into rowptr[r + 1].
@@ -156,7 +157,7 @@ std::optional<UniformPattern> uniform_pattern(const CsrView &A)
   p.offdiagonal = valued->value;
 
   // Pass 2: each part turns its counts into row pointers from its offset and copies its columns.
-  p.colind.resize(static_cast<std::size_t>(entries));
+  p.colind.resize_unwritten(static_cast<std::size_t>(entries));
   std::vector<index_t> offset(static_cast<std::size_t>(parts), 0);
   for (int t = 1; t < parts; ++t) offset[static_cast<std::size_t>(t)] = offset[static_cast<std::size_t>(t) - 1] + part[static_cast<std::size_t>(t) - 1].entries;
   run_parts(parts, [&](int t) {

@@ -7,10 +7,31 @@
 
 #include "cuda/cuda_backend.hpp"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 namespace cudalanczos::cuda {
+
+/// Host indices whose entries start unwritten: the scans write every one on their own threads, so that
+/// no zeroing pass over fresh memory comes first.
+class IndexArray {
+public:
+  void resize_unwritten(std::size_t n)
+  {
+    values_.reset(n ? new int[n] : nullptr);
+    size_ = n;
+  }
+  int *data() { return values_.get(); }
+  const int *data() const { return values_.get(); }
+  std::size_t size() const { return size_; }
+  int &operator[](std::size_t i) { return values_[i]; }
+  const int &operator[](std::size_t i) const { return values_[i]; }
+
+private:
+  std::unique_ptr<int[]> values_;
+  std::size_t size_ = 0;
+};
 
 /// A square CSR matrix whose off-diagonal entries all hold one value, split into that value, the
 /// pattern of the off-diagonal entries and the diagonal (one value, or a vector when the rows differ).
@@ -18,7 +39,7 @@ namespace cudalanczos::cuda {
 struct UniformPattern {
   Scalar offdiagonal = 0, diagonal = 0;
   std::vector<Scalar> diagonal_vector; ///< empty: every row's diagonal is `diagonal`
-  std::vector<int> rowptr, colind;
+  IndexArray rowptr, colind;
 };
 
 /// Throws unless A is a well-formed CSR matrix with 32-bit indices inside its bounds; the message

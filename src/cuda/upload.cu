@@ -81,8 +81,8 @@ std::atomic<UploadPhaseHook> phase_hook{nullptr};
 struct WarmUp {
   std::mutex mutex;
   std::set<int> devices; // warmed (or being warmed) in this process
-  bool driver_started = false;
-  std::future<void> driver, pending; // initialize_driver_async's thread, the last warm_up's
+  bool load_started = false;
+  std::future<void> at_load, pending; // warm_up_at_load's thread, the last warm_up's
   std::atomic<double> seconds{0};
 };
 
@@ -106,6 +106,29 @@ UploadPhaseScope::~UploadPhaseScope()
 
 void set_upload_phase_hook(UploadPhaseHook hook) { phase_hook = hook; }
 
+namespace {
+
+// A warm-up's work on its helper thread: the context of `device`, then the staging chunks. Errors are not
+// this thread's to report: the upload that needs the device meets them again.
+void warm_device(int device, WarmUp &w)
+{
+  const auto start = std::chrono::steady_clock::now();
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  try {
+    Staging &s = staging();
+    std::lock_guard<std::mutex> staging_lock(s.mutex);
+    ensure_lanes(s, device, upload_threads());
+  } catch (...) {
+    (void)cudaGetLastError();
+  }
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
 void warm_up(int device)
 {
   WarmUp &w = warm_up_state();
@@ -113,22 +136,7 @@ void warm_up(int device)
   if (!w.devices.insert(device).second) return;
   if (w.pending.valid()) w.pending.wait();
   try {
-    w.pending = std::async(std::launch::async, [device, &w] {
-      const auto start = std::chrono::steady_clock::now();
-      // Errors are not this thread's to report: the upload that needs the device meets them again.
-      if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return;
-      }
-      try {
-        Staging &s = staging();
-        std::lock_guard<std::mutex> staging_lock(s.mutex);
-        ensure_lanes(s, device, upload_threads());
-      } catch (...) {
-        (void)cudaGetLastError();
-      }
-      w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    });
+    w.pending = std::async(std::launch::async, [device, &w] { warm_device(device, w); });
   } catch (...) { // no thread to be had: the first upload does it all, as without a warm-up
     w.devices.erase(device);
   }
@@ -136,16 +144,26 @@ void warm_up(int device)
 
 double warm_up_seconds() { return warm_up_state().seconds.load(); }
 
-void initialize_driver_async()
+void warm_up_at_load(int local_rank)
 {
   WarmUp &w = warm_up_state();
   std::lock_guard<std::mutex> lock(w.mutex);
-  if (w.driver_started) return;
-  w.driver_started = true;
+  if (w.load_started) return;
+  w.load_started = true;
   try {
-    w.driver = std::async(std::launch::async, [] {
+    w.at_load = std::async(std::launch::async, [local_rank, &w] {
       int count = 0;
-      if (cudaGetDeviceCount(&count) != cudaSuccess) (void)cudaGetLastError(); // no driver or GPU: device_count() says so later
+      if (cudaGetDeviceCount(&count) != cudaSuccess) { // no driver or GPU: device_count() says so later
+        (void)cudaGetLastError();
+        return;
+      }
+      if (local_rank < 0 || count == 0) return;
+      const int device = local_rank % count;
+      {
+        std::lock_guard<std::mutex> devices_lock(w.mutex);
+        if (!w.devices.insert(device).second) return; // a set-up's warm_up came first
+      }
+      warm_device(device, w);
     });
   } catch (...) { // no thread to be had: the first CUDA call initializes the driver, as without this
   }
@@ -245,11 +263,17 @@ std::size_t upload_staging_bytes() { return staging().pinned.load(); }
 
 void release_process_state() noexcept
 {
-  {
+  { // waited for outside the lock: warm_up_at_load's thread takes it
     WarmUp &w = warm_up_state();
+    std::future<void> at_load, pending;
+    {
+      std::lock_guard<std::mutex> lock(w.mutex);
+      at_load = std::move(w.at_load);
+      pending = std::move(w.pending);
+    }
+    if (at_load.valid()) at_load.wait();
+    if (pending.valid()) pending.wait();
     std::lock_guard<std::mutex> lock(w.mutex);
-    if (w.driver.valid()) w.driver.wait();
-    if (w.pending.valid()) w.pending.wait();
     w.devices.clear();
   }
   Staging &s = staging();

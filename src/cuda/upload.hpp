@@ -50,10 +50,11 @@ void warm_up(int device);
 /// Wall-clock seconds the last warm-up took on its helper thread (0 before one ended).
 double warm_up_seconds();
 
-/// Starts the CUDA driver's initialization (cudaGetDeviceCount) on a helper thread and returns at once:
-/// what a CUDA PETSc does in PetscInitialize, for a program whose PETSc has no CUDA, so that it overlaps
-/// with the program's assembly. No context is made (no device memory taken). Once per process.
-void initialize_driver_async();
+/// Starts, on a helper thread, the CUDA driver's initialization and, for a process that knows its rank
+/// on the node (`local_rank` >= 0), warm_up() of the device a solve picks by default (local_rank modulo
+/// the device count); returns at once. Called when the plugin loads (PetscInitialize), so that it
+/// overlaps with the program's own work before its first solve. Once per process.
+void warm_up_at_load(int local_rank);
 
 /// The parts of an upload that the PETSc layer logs apart (-log_view): the host passes over the matrix
 /// before any copy, the wait for the device's context (made by then, or still being made by warm_up),

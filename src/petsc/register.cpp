@@ -10,11 +10,25 @@
 #include "cuda/upload.hpp"
 #endif
 
+#include <cstdlib>
+
 extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS);
 
 static PetscBool registered = PETSC_FALSE;
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
+// This process's rank on its node, as the launcher tells it (Open MPI, MPICH/Hydra, MVAPICH, PMI, Slurm),
+// 0 for a single process, else -1 (unknown: no device is warmed before the first set-up). Not collective:
+// the plugin loads inside PetscInitialize, where no collective call is expected of it.
+static int NodeLocalRank(void)
+{
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char *value = std::getenv(name)) return std::atoi(value);
+  PetscMPIInt size = 0;
+  if (MPI_Comm_size(PETSC_COMM_WORLD, &size) != MPI_SUCCESS) return -1;
+  return size == 1 ? 0 : -1;
+}
+
 // An upload's phases as -log_view events. Called inside the CUDA layer, which knows no PETSc: a logging
 // error cannot travel back through it and is dropped (the events only measure).
 static void LogUploadPhase(cudalanczos::cuda::UploadPhase phase, bool begin)
@@ -69,7 +83,11 @@ PetscErrorCode EPSCUDALanczosRegister(void)
   PetscCall(PetscLogEventRegister("CUDALancAnalysis", EPS_CLASSID, &EPS_CUDALanczos_Analysis));
 #if defined(CUDALANCZOS_HAVE_CUDA)
   cudalanczos::cuda::set_upload_phase_hook(LogUploadPhase);
-  cudalanczos::cuda::initialize_driver_async();
+  {
+    PetscBool at_load = PETSC_TRUE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-cudalanczos_warm_up_at_load", &at_load, NULL));
+    if (at_load) cudalanczos::cuda::warm_up_at_load(NodeLocalRank());
+  }
 #endif
   PetscCall(PetscRegisterFinalize(EPSCUDALanczosFinalizePackage));
   PetscFunctionReturn(0);
