@@ -208,7 +208,7 @@ static PetscErrorCode CheckSolve(PetscInt k, const Setting *st, PetscReal c, EPS
 }
 
 /* -scale_stride K (a divisor of 15): every K-th scale only, the extremes and c = 1 kept. The 3-rank run
-   takes 3 (tests/petsc/CMakeLists.txt): its reductions are what a loaded machine slows the most. */
+   takes 15 (tests/petsc/CMakeLists.txt): its reductions are what a loaded machine slows the most. */
 static PetscInt scale_stride = 1;
 
 static PetscErrorCode Sweep(PetscInt k)
