@@ -226,6 +226,7 @@ void upload_image(void *dst, std::size_t bytes, const ImageFill &fill)
 void upload_bytes(void *dst, const void *src, std::size_t bytes)
 {
   if (bytes <= kDirectBytes) {
+    UploadPhaseScope phase(UploadPhase::Transfer);
     if (bytes) CUDALANCZOS_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
     return;
   }

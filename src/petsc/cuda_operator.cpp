@@ -651,13 +651,13 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   ctx->uploaded_bytes = 0;
   if (isshift) PetscCall(UploadOperator(eps, A, device));
   else PetscCallCXX(ctx->device_op.reset());
-  // An upload waited for the context that set-up's warm-up started after its host passes; any other
-  // first solve of a process waits here
+  // An upload waited for the warmed context after its host passes; any other first solve of a process
+  // waits here
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Context, eps, 0, 0, 0));
   PetscCallCXX(cudalanczos::cuda::initialize_context(device));
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Context, eps, 0, 0, 0));
-  PetscCall(PetscInfo(eps, "cudalanczos: device %d ready; set-up's warm-up (context and upload staging) took %g s on a helper thread\n", device,
-                      cudalanczos::cuda::warm_up_seconds()));
+  PetscCall(PetscInfo(eps, "cudalanczos: device %d ready; the last warm-up (context and upload staging, at load or set-up) took %g s on a helper thread\n",
+                      device, cudalanczos::cuda::warm_up_seconds()));
 
   cudalanczos::cuda::BackendConfig config;
   config.local_size  = eps->nloc;
