@@ -119,6 +119,7 @@ for src in src_files():
     for no, line in enumerate(lines, 1):
         check_text_paths(f'{src}:{no}', line)
 
+dead = list(dict.fromkeys(dead))  # a path named both as a link and in its text counts once
 for d in dead:
     print(d)
 checked = len(md_files()) + len(src_files())
