@@ -63,8 +63,9 @@ inline cublasStatus_t dotc(cublasHandle_t h, int64_t n, const Z *x, int64_t incx
 }
 
 /// *result = x^H x, one double: for complex x the real dot of its 2n doubles, a plain sum of squares. It
-/// overflows to Inf as the real build's does, where zdotc's complex products gave NaN (Inf - Inf) on an
-/// H200 (cuBLAS 13) for entries near 1e303; Inf is what the driver's scaling into range handles.
+/// overflows to Inf as the real build's does, where zdotc's complex products gave NaN (Inf - Inf) for
+/// entries near 1e303; Inf is what the driver's scaling into range handles
+/// (docs/tuning.md#cuda-complex-squared-norms-as-a-real-dot).
 inline cublasStatus_t self_dot(cublasHandle_t h, int64_t n, const double *x, double *result)
 {
   return cublasDdot_64(h, n, x, 1, x, 1, result);

@@ -31,9 +31,7 @@ namespace cudalanczos::cuda {
 namespace {
 
 // Vector operations for KernelFlavor::Default: the fused custom kernels read w once per project or
-// subtract where cuBLAS needs gemv + dot. Measured per call (bench/results/2026-11-30-h200-kernels.md), for
-// k <= 2 and n = 12288 .. 10^6: project 19-27 us against 33-59 us, subtract 22-31 us against 31-58 us;
-// never slower up to n = 2^24, k = 32, where both run at the bandwidth.
+// subtract where cuBLAS needs gemv + dot, and were never slower per call (docs/tuning.md#cuda-vector-operations-custom-by-default).
 constexpr KernelFlavor kVectorDefault = KernelFlavor::Custom;
 
 // rotate() multiplies V[:,0:k] Q in blocks of rows into a workspace of at most this many Scalars, so

@@ -22,7 +22,7 @@ namespace cudalanczos::cuda {
 
 /// Which kernels run the operator and the vector operations.
 enum class KernelFlavor {
-  Default, ///< per matrix type, whichever measured faster on the GPU host (see bench/results)
+  Default, ///< per matrix type, whichever measured faster (docs/tuning.md#cuda-operator-flavors-by-matrix-type)
   Custom,  ///< the thesis kernels: tiled shared-memory dense gemv, CSR SpMV, warp-shuffle reductions
   Vendor   ///< cuBLAS (gemv, dot, nrm2) and cuSPARSE (SpMV)
 };
@@ -153,7 +153,7 @@ int device_count();
 /// Makes `device` current on the calling thread with its primary context created: the first call of a
 /// process creates it, or waits for the warm_up() (upload.hpp) creating it.
 void initialize_context(int device);
-/// "NVIDIA H200 (sm_90, 139.8 GiB)" for -eps_view.
+/// The device's name, compute capability and memory, "<name> (sm_90, 139.8 GiB)", for -eps_view.
 std::string device_description(int device);
 /// Free and total bytes on `device`.
 void device_memory(int device, std::size_t *free_bytes, std::size_t *total_bytes);

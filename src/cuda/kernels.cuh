@@ -1,20 +1,21 @@
 // The custom kernels of the CUDA backend, one launcher each: device pointers, sizes, a stream.
 //
 // Host-compilable on purpose (no __global__ here, only <cuda_runtime_api.h>): the backend and the
-// tests, built by the host compiler, call the launchers; the kernels themselves live in kernels.cu.
+// tests, built by the host compiler, call the launchers; the kernels live in src/cuda/kernels/, one
+// file per family, named in each section below (their shared device code: device_scalar.cuh for the
+// scalar arithmetic and 16-byte loads, launch.cuh for grids, reductions.cuh for the fixed-order sums).
 // Every launcher queues work on `stream` and returns at once (no synchronization, no allocation);
 // a launch failure throws cudalanczos::Error. Sizes of 0 are valid everywhere.
 //
 // Reductions (multi_dot, window_multi_dot, subtract_norm2) are one launch each: every block writes its
 // partial sums (warp shuffles, then one shared-memory step) to the workspace, and the last block to
 // finish (an atomic counter in the workspace) adds them in block order into a device array. The order
-// never depends on timing, so results are bit-for-bit reproducible run to run. (They were two launches,
-// the second a small summing kernel; one launch and the fused window made a Lanczos step 2-3 % faster on
-// an H200, while a lone small reduction, k <= 8, got 10-25 % slower: the last block's sum is in its path.)
+// never depends on timing, so results are bit-for-bit reproducible run to run. Why one launch rather
+// than a second, summing kernel: docs/tuning.md#cuda-reductions-in-one-launch.
 //
 // The vectors, matrices and coefficients are Scalars (core/scalar.hpp): double, or std::complex<double>
-// in a build against a complex PETSc, the kernels compiled for the build's one scalar type (kernels.cu
-// reads std::complex<double> as double2: the same two doubles, 16-byte aligned, which every device array
+// in a build against a complex PETSc, the kernels compiled for the build's one scalar type (the kernels
+// read std::complex<double> as double2: the same two doubles, 16-byte aligned, which every device array
 // and every element offset into one is). Inner products conjugate the left factor (V^H w); norms and
 // the step records are double. Complex arrays must be 16-byte aligned (cudaMalloc's are, and so is any
 // whole number of entries past them).
@@ -29,7 +30,7 @@
 
 namespace cudalanczos::cuda::kernels {
 
-// --- (a) dense gemv ----------------------------------------------------------------------------------
+// --- (a) dense gemv: kernels/dense_gemv.cu ---------------------------------------------------------------
 
 /// Tuning knobs of dense_gemv, for the benchmark; zeros mean "the default".
 struct GemvTuning {
@@ -52,7 +53,7 @@ std::size_t dense_gemv_workspace_bytes(index_t rows, index_t cols);
 void dense_gemv(index_t rows, index_t cols, const Scalar *A, index_t lda, const Scalar *x, Scalar *y,
                 void *workspace, std::size_t workspace_bytes, cudaStream_t stream, GemvTuning tuning = {});
 
-// --- (b) CSR SpMV ------------------------------------------------------------------------------------
+// --- (b) sparse products: kernels/spmv.cu (one vector), kernels/spmm.cu (a block) ------------------------
 
 /// y = A x for a CSR matrix with 32-bit indices (rowptr: rows + 1 entries, rowptr[0] = 0). A group of
 /// 1..32 lanes per row, lanes striding the row and reduced by shuffles: `lanes` (a power of two up to
@@ -89,13 +90,10 @@ void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t str
 
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
 /// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
-/// more lanes share a hub). Measured with every lane count on an H200 (bench spmv,
-/// bench/results/2026-11-30-h200-pattern-spmv.md): 2-D Laplacian (4 per row) best at 1 lane, 0.0133 ms
-/// against 0.0239 at 4 (csr_spmv's rule) and cuSPARSE's 0.038; Chung-Lu graph (mean 16, hubs of 4103)
-/// best at 8, 0.249 ms against 0.294 at 16 and cuSPARSE's 0.278. Two matrices: a rule of thumb.
+/// more lanes share a hub). A rule of thumb fitted to two matrices: docs/tuning.md#cuda-pattern-spmv-lanes-per-row.
 int pattern_lanes(index_t rows, index_t entries, index_t longest);
 
-// --- (c) fused multi-dot ------------------------------------------------------------------------------
+// --- (c) fused multi-dot: kernels/multi_dot.cu -----------------------------------------------------------
 
 /// A condition the reduction kernels read on the device when they run: unless *lhs < factor * *rhs
 /// they do nothing (out is left as it was). A null lhs means always run. It lets the second
@@ -126,7 +124,7 @@ void multi_dot(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *w, 
 void window_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int lo, int kl, const Scalar *g, const Scalar *w,
                       Scalar *out, double *workspace, cudaStream_t stream);
 
-// --- (d) fused subtract + norm ------------------------------------------------------------------------
+// --- (d) fused subtract + norm: kernels/subtract_norm2.cu ------------------------------------------------
 
 /// w -= V coef (V n x k, stride ldv; coef a device array of k) and *out = w^H w afterwards (out a device
 /// pointer to a double: a norm). One pass: each entry of w is read, updated and squared in registers. w must not be a
@@ -139,7 +137,7 @@ void subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, const Scalar
 void window_subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, int lo, int kl, const Scalar *g,
                            const Scalar *coef, Scalar *w, double *out, double *workspace, cudaStream_t stream);
 
-// --- (e) the end of a Lanczos step ---------------------------------------------------------------------
+// --- (e) the end of a Lanczos step: kernels/lanczos_step.cu ----------------------------------------------
 
 /// Doubles per step record of finish_lanczos_step: alpha, beta, ||A v_j||^2, anorm, flags
 /// (1: breakdown, 2: DGKS repeated the full pass).
@@ -157,7 +155,7 @@ void finish_lanczos_step(index_t n, int j, int k, int kl, const Scalar *g, const
                          const double *after, double eta2, const double *prev, double *rec, Scalar *w,
                          cudaStream_t stream);
 
-// --- (f) vector updates --------------------------------------------------------------------------------
+// --- (f) vector updates: kernels/vector_updates.cu, kernels/rotation.cu ----------------------------------
 
 /// v *= alpha.
 void scale(index_t n, double alpha, Scalar *v, cudaStream_t stream);
@@ -167,8 +165,7 @@ void combine(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *coef,
 
 /// Output columns per thread of rotate, and the most output columns it takes: every column group of a
 /// row reads all of Q for its rows, which beyond 4 groups costs more than cuBLAS's dgemm and copy back
-/// (bench steps, H200: 1.9x faster at k = 25, m = 12 and 1.3x at 48, 24; 0.57x at 100, 50, where a
-/// version staging the rows in shared memory was no faster: bench/results/2026-11-30-h200-rotation.md).
+/// (docs/tuning.md#cuda-restart-rotation-at-most-32-columns).
 inline constexpr int kRotateOutputs = 8;
 inline constexpr int kRotateMaxOutputs = 4 * kRotateOutputs;
 

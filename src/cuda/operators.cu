@@ -48,20 +48,14 @@ inline std::string scalar_text(const std::complex<double> &z)
 namespace {
 using text::scalar_text;
 
-// KernelFlavor::Default per matrix type, from bench/results/2026-11-30-h200-kernels.md (H200, copy 4202 GB/s):
-//  dense: custom. From n = 6144 up both stream the matrix at 91-109 % of the copy bandwidth (custom
-//         4209 GB/s at n = 8192, cuBLAS 3979) and the custom kernel is never slower; below that it is
-//         ahead by 6-87 % (n = 4096 .. 256), where cuBLAS's dgemv costs more per launch.
-//  CSR:   vendor for single vectors, but for short regular rows. cuSPARSE was 1.47x faster than the
-//         custom kernel at its own lane rule on the 2-D Laplacian (5 per row) and 1.16x on the Chung-Lu
-//         graph (16 per row, rows up to 4103); the custom kernel stays as KernelFlavor::Custom. With one
-//         lane a row, though, the custom kernel is 1.30-1.39x faster than cuSPARSE on the 5-point
-//         magnetic Laplacian at 2 * 10^6 rows, real and complex (bench/results/2026-12-02-h200-step-kernels.md),
-//         so rows of at most kShortRows entries on average, none longer than 4 times that (stencils,
-//         low-order finite elements), take it at kernels::pattern_lanes' count. Blocks (apply_block)
-//         take kernels::csr_spmm whatever the flavor but an explicit vendor: bench spmm, 2026-11-30 12:28 UTC, per block 1.3-1.5x (2-D Laplacian, b = 2, 4),
-//         1.3-2.2x (random, 16 per row) and 1.7-3.0x (Chung-Lu) faster than cuSPARSE's SpMM, level at b = 8
-//         on the Laplacian.
+// KernelFlavor::Default per matrix type (the measurements: docs/tuning.md#cuda-operator-flavors-by-matrix-type):
+//  dense: custom: as fast as cuBLAS's dgemv where both stream the matrix at the bandwidth, faster
+//         below that, where cuBLAS costs more per launch.
+//  CSR:   vendor for single vectors (cuSPARSE beats the custom kernel at its own lane rule), but for
+//         short regular rows: rows of at most kShortRows entries on average, none longer than 4 times
+//         that (stencils, low-order finite elements), take the custom kernel at kernels::pattern_lanes'
+//         count, which is faster there. Blocks (apply_block) take kernels::csr_spmm whatever the flavor
+//         but an explicit vendor: faster than cuSPARSE's SpMM, or level with it.
 constexpr KernelFlavor kDenseDefault = KernelFlavor::Custom;
 constexpr double kShortRows = 8;
 

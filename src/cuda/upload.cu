@@ -18,7 +18,8 @@ namespace cudalanczos::cuda {
 namespace {
 
 // A chunk is long enough that a copy's launch cost (a few microseconds) is lost in its transfer time
-// (about 80 us at 55 GB/s), and short enough that T threads x 2 chunks stay a small pinned footprint.
+// (tens of microseconds at the page-locked bandwidth), and short enough that T threads x 2 chunks stay a
+// small pinned footprint (docs/tuning.md#cuda-staged-matrix-upload).
 constexpr std::size_t kChunkBytes = std::size_t(4) << 20;
 // Below this an image goes through one plain cudaMemcpy: starting threads would cost more than it saves.
 constexpr std::size_t kDirectBytes = std::size_t(8) << 20;

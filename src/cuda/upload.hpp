@@ -1,8 +1,8 @@
 // Host-to-device copies of matrices at the pinned bandwidth.
 //
 // cudaMemcpy from pageable memory goes through the driver's own staging buffer, one thread, one
-// chunk at a time: 6.9 GB/s on the H200 host, against 55 GB/s from page-locked memory (1 GiB,
-// median of 5, 2026-12-01). A matrix upload instead runs `threads` host threads, each filling
+// chunk at a time: about a seventh of the page-locked bandwidth (docs/tuning.md#cuda-staged-matrix-upload).
+// A matrix upload instead runs `threads` host threads, each filling
 // its own two page-locked chunks from the source while the copy engine drains the chunk it filled
 // before (double buffering), so the host copies and the DMA overlap and the host side is not one
 // core's memcpy. The chunks, their streams and events are made once per process and kept until
