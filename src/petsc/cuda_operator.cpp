@@ -347,10 +347,10 @@ PetscErrorCode UploadOperator(EPS eps, Mat A, int device)
 }
 
 // A CUDA backend that an ended EPS (EPSReset, EPSDestroy) handed back, for the next EPS of the same
-// shape in this process: making one (stream, cuBLAS handle, pinned buffers, basis) cost a new EPS about
-// 1.6 ms on an H200 (dense 12288, k = 1: 9.4 ms against a re-solve's 7.8 ms, 2026-12-01). One at a
-// time; held without its operator, so a Mat's device memory is never kept by it; one-process backends
-// only (a reducer holds the old EPS's communicator). Freed at PetscFinalize.
+// shape in this process: making one (stream, cuBLAS handle, pinned buffers, basis) costs a new EPS more
+// than a small re-solve's difference (docs/tuning.md#petsc-backend-pool). One at a time; held without its
+// operator, so a Mat's device memory is never kept by it; one-process backends only (a reducer holds the
+// old EPS's communicator). Freed at PetscFinalize.
 struct BackendPool {
   std::shared_ptr<Backend> backend;
   PetscInt                 key[5] = {-1, -1, -1, -1, -1}; // nloc, n, rstart, kernels, device

@@ -190,8 +190,8 @@ PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B);
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
 /// when there is none or CUDA support was not compiled in).
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
-/// The smallest dense matrix for which set-up chooses block steps (eps_cudalanczos_setup.cpp): below it a
-/// pass over the matrix is too cheap for a block to save much (docs/tuning.md#petsc-automatic-block-size).
+/// The smallest dense matrix for which set-up chooses block steps (EPSCUDALanczosChooseBlockSize in
+/// eps_cudalanczos_setup.cpp): below it a pass over the matrix is too cheap for a block to save much.
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a

@@ -102,7 +102,7 @@ PetscErrorCode ChooseCongruence(EPS eps, PetscInt nds, PetscBool *isshift)
 // of at least kAutoBlockRows rows on one GPU with STSHIFT, 4 from nev 10 and 2 below; else 1. Blocks
 // pay where a pass over a large dense matrix costs the same for b vectors as for one; they lose on sparse
 // matrices (docs/tuning.md#petsc-automatic-block-size). Sets plan.block_eff and plan.block_auto. Collective.
-PetscErrorCode ChooseBlockSize(EPS eps, PetscBool isshift)
+PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscMPIInt      size;
@@ -214,7 +214,7 @@ PetscErrorCode ChooseDimensions(EPS eps, PetscInt neff, PetscBool isshift, Petsc
               ? PETSC_TRUE
               : PETSC_FALSE;
   if (*chosen) eps->ncv = eps->mpd = kEPSUnset;
-  if (ctx->opt.block_size == PETSC_DEFAULT && eps->ncv == kEPSUnset && eps->mpd == kEPSUnset) PetscCall(ChooseBlockSize(eps, isshift));
+  if (ctx->opt.block_size == PETSC_DEFAULT && eps->ncv == kEPSUnset && eps->mpd == kEPSUnset) PetscCall(EPSCUDALanczosChooseBlockSize(eps, isshift));
   PetscCall(ChooseNcv(eps, neff));
   PetscCall(ChooseMpdAndMaxIt(eps, neff));
   plan.ncv_chosen = *chosen ? eps->ncv : 0;
