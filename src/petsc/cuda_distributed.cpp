@@ -307,6 +307,71 @@ PetscErrorCode DenseBlocks(Mat A, PetscInt rstart, PetscInt rend, PetscInt N, cu
   PetscFunctionReturn(0);
 }
 
+/// The layout of a distributed operator's rows: the ranks' row ranges, this rank's.
+struct RowLayout {
+  MPI_Comm        comm;
+  PetscMPIInt     size, rank;
+  const PetscInt *ranges;
+  PetscInt        rstart, rend, N;
+};
+
+/// An MPIAIJ matrix's parts: the halo plan with its point-to-point messages, and this rank's blocks
+/// (uploaded, or `in_place` on a MATMPIAIJCUSPARSE's own device arrays). A failed upload (PETSc has
+/// printed its trace) sets `failure`, agreed on by the caller so that every rank stops together.
+PetscErrorCode AIJParts(Mat A, const RowLayout &rows, cuda::KernelFlavor flavor, int device, PetscBool in_place, cuda::DistributedParts &parts,
+                        std::string &failure)
+{
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscInt        nghost;
+  Messages        msg;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(MatGetSize(Ao, nullptr, &nghost));
+  msg.comm = rows.comm;
+  PetscCall(PetscObjectGetNewTag((PetscObject)A, &msg.tag));
+  PetscCall(BuildAIJPlan(rows.comm, rows.ranges, nghost, garray, parts.plan, msg));
+  parts.exchange    = std::move(msg);
+  parts.description = "row-distributed AIJ over " + std::to_string(rows.size) + (rows.size > 1 ? " ranks" : " rank");
+#if defined(PETSC_HAVE_CUDA)
+  if (in_place) {
+    if (AIJBlocksInPlace(A, flavor, device, parts)) failure = "see the error above";
+    PetscFunctionReturn(0);
+  }
+#endif
+  if (AIJBlocks(A, flavor, device, parts)) failure = "see the error above";
+  PetscFunctionReturn(0);
+}
+
+/// An MPIDENSE matrix's parts: the allgather of x (nothing on one rank) and this rank's column blocks.
+/// `failure` as for AIJParts.
+PetscErrorCode DenseParts(Mat A, const RowLayout &rows, cuda::KernelFlavor flavor, int device, PetscBool in_place, cuda::DistributedParts &parts,
+                          std::string &failure)
+{
+  Allgather ag;
+
+  PetscFunctionBegin;
+  ag.comm = rows.comm;
+  ag.count.resize(rows.size);
+  ag.offset.resize(rows.size);
+  for (PetscMPIInt p = 0; p < rows.size; ++p) {
+    PetscCall(ToMPIInt(rows.ranges[p + 1] - rows.ranges[p], &ag.count[p]));
+    PetscCall(ToMPIInt(rows.ranges[p], &ag.offset[p]));
+  }
+  ag.mine = ag.count[rows.rank];
+  if (rows.size > 1) {
+    parts.plan.send_all   = true;
+    parts.plan.recv_count = rows.N;
+    // a rank without rows takes part in the allgather but needs none of it on its device
+    if (rows.rend > rows.rstart) parts.plan.ghost_segments = {{0, rows.rstart}, {rows.rend, rows.N - rows.rend}};
+    parts.exchange = std::move(ag);
+  } else parts.exchange = [](const PetscScalar *, PetscScalar *) {}; // one rank: nothing to exchange
+  parts.description = "row-distributed dense over " + std::to_string(rows.size) + (rows.size > 1 ? " ranks (allgather of x)" : " rank");
+  if (DenseBlocks(A, rows.rstart, rows.rend, rows.N, flavor, device, in_place, parts)) failure = "see the error above";
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, std::shared_ptr<const void> *out)
@@ -314,9 +379,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscBool        isaij, isdense, same;
   PetscLayout      rmap, cmap;
-  MPI_Comm         comm = PetscObjectComm((PetscObject)A);
-  PetscMPIInt      size, rank;
-  const PetscInt  *ranges;
+  RowLayout        rows;
 
   PetscFunctionBegin;
   out->reset();
@@ -331,54 +394,18 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
   PetscCall(MatGetLayouts(A, &rmap, &cmap));
   PetscCall(PetscLayoutCompare(rmap, cmap, &same));
   if (!same) PetscFunctionReturn(0); // the same on every rank: the layouts are global
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(MatGetOwnershipRanges(A, &ranges));
-  const PetscInt rstart = ranges[rank], rend = ranges[rank + 1], N = ranges[size];
-  const auto     flavor = Flavor(ctx->kernels);
+  rows.comm = PetscObjectComm((PetscObject)A);
+  PetscCallMPI(MPI_Comm_size(rows.comm, &rows.size));
+  PetscCallMPI(MPI_Comm_rank(rows.comm, &rows.rank));
+  PetscCall(MatGetOwnershipRanges(A, &rows.ranges));
+  rows.rstart = rows.ranges[rows.rank], rows.rend = rows.ranges[rows.rank + 1], rows.N = rows.ranges[rows.size];
+  const auto flavor = Flavor(ctx->opt.kernels);
   PetscCallCXX(cuda::select_device(device)); // every upload below, and the backend, on this rank's device only
 
   cuda::DistributedParts parts;
   std::string            failure; // this rank's upload error, agreed on below so that no rank is left behind
-  if (isaij) {
-    Mat             Ad, Ao;
-    const PetscInt *garray;
-    PetscInt        nghost;
-    Messages        msg;
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(MatGetSize(Ao, nullptr, &nghost));
-    msg.comm = comm;
-    PetscCall(PetscObjectGetNewTag((PetscObject)A, &msg.tag));
-    PetscCall(BuildAIJPlan(comm, ranges, nghost, garray, parts.plan, msg));
-    parts.exchange    = std::move(msg);
-    parts.description = "row-distributed AIJ over " + std::to_string(size) + (size > 1 ? " ranks" : " rank");
-    // PETSc has printed the trace of a failed upload; the message below stops every rank together
-#if defined(PETSC_HAVE_CUDA)
-    if (in_place) {
-      if (AIJBlocksInPlace(A, flavor, device, parts)) failure = "see the error above";
-    } else
-#endif
-      if (AIJBlocks(A, flavor, device, parts)) failure = "see the error above";
-  } else {
-    Allgather ag;
-    ag.comm = comm;
-    ag.count.resize(size);
-    ag.offset.resize(size);
-    for (PetscMPIInt p = 0; p < size; ++p) {
-      PetscCall(ToMPIInt(ranges[p + 1] - ranges[p], &ag.count[p]));
-      PetscCall(ToMPIInt(ranges[p], &ag.offset[p]));
-    }
-    ag.mine = ag.count[rank];
-    if (size > 1) {
-      parts.plan.send_all   = true;
-      parts.plan.recv_count = N;
-      // a rank without rows takes part in the allgather but needs none of it on its device
-      if (rend > rstart) parts.plan.ghost_segments = {{0, rstart}, {rend, N - rend}};
-      parts.exchange = std::move(ag);
-    } else parts.exchange = [](const PetscScalar *, PetscScalar *) {}; // one rank: nothing to exchange
-    parts.description         = "row-distributed dense over " + std::to_string(size) + (size > 1 ? " ranks (allgather of x)" : " rank");
-    if (DenseBlocks(A, rstart, rend, N, flavor, device, in_place, parts)) failure = "see the error above";
-  }
+  if (isaij) PetscCall(AIJParts(A, rows, flavor, device, in_place, parts, failure));
+  else PetscCall(DenseParts(A, rows, flavor, device, in_place, parts, failure));
   std::shared_ptr<cuda::DistributedOperator> op;
   if (failure.empty()) {
     try {
@@ -388,9 +415,9 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
     }
   }
   PetscBool failed = failure.empty() ? PETSC_FALSE : PETSC_TRUE, any;
-  PetscCall(MPIU_Allreduce(&failed, &any, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, comm));
+  PetscCall(MPIU_Allreduce(&failed, &any, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, rows.comm));
   PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_LIB, "Uploading this rank's rows to the GPU failed: %s", failure.c_str());
-  PetscCheck(!any, comm, PETSC_ERR_LIB, "Uploading the matrix to the GPUs failed on another rank");
+  PetscCheck(!any, rows.comm, PETSC_ERR_LIB, "Uploading the matrix to the GPUs failed on another rank");
   *out = std::static_pointer_cast<const cuda::DeviceOperator>(op);
   PetscFunctionReturn(0);
 }

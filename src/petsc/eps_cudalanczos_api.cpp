@@ -103,8 +103,9 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
    copies may appear.
 
    Left to the solver, the choice is partial for single-vector steps with STSHIFT and full otherwise (block
-   steps, which need full, and other STs, whose products are solves and whose steps are few). On an H200 partial
-   took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph and the same products.
+   steps, which need full, and other STs, whose products are solves and whose steps are few). On a GPU partial
+   took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph, with the same products
+   (docs/tuning.md).
    EPSCUDALanczosGetReorthog() returns the choice in effect (after EPSSetUp()). The thesis variant
    (EPSCUDALanczosSetVariant()) never reorthogonalizes.
 
@@ -214,7 +215,7 @@ PetscErrorCode EPSCUDALanczosGetBackend(EPS eps, EPSCUDALanczosBackend *value)
 
    Notes:
    custom selects the thesis kernels (tiled shared-memory dense gemv, CSR SpMV, warp-shuffle reductions),
-   vendor cuBLAS and cuSPARSE; default picks per matrix type whichever measured faster (bench/results).
+   vendor cuBLAS and cuSPARSE; default picks per matrix type whichever measured faster (docs/tuning.md).
 
    Level: intermediate
 
@@ -599,9 +600,10 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
 
    Left to the solver, the block size for a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows solved
    on one GPU with STSHIFT, ncv left to the solver and the reorthogonalization left to it or full is 4 from nev = 10
-   and 2 below, and 1 otherwise: on an H200, block 4 took dense 12288 and 32768 at nev = 10 and 50 1.5-1.8 times
-   faster than single-vector steps, and block 2 took dense 12288 at nev = 1 from 7.2 to 2.5 ms (its block space
-   makes the multiplicity verification unnecessary); both were slower on sparse matrices. -eps_view says when the
+   and 2 below, and 1 otherwise: on a GPU, block 4 solved dense matrices of 12288 and 32768 rows at nev = 10 and 50
+   1.5-1.8 times faster than single-vector steps, and block 2 a dense matrix of 12288 rows at nev = 1 nearly 3 times
+   faster (its block space makes the multiplicity verification unnecessary); both were slower on sparse matrices
+   (docs/tuning.md). -eps_view says when the
    solver chose it. EPSCUDALanczosGetBlockSize() returns the block size in effect (after EPSSetUp()).
 
    Level: intermediate

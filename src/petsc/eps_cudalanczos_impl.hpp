@@ -6,6 +6,7 @@
 #include "core/backend.hpp"
 #include "core/lanczos_driver.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -65,8 +66,8 @@ struct BProduct {
   void operator()(const PetscScalar *xa, PetscScalar *ya) const;
 };
 
-struct EPS_CUDALANCZOS {
-  // settings (options -eps_cudalanczos_*)
+/// What the user set (-eps_cudalanczos_*, the EPSCUDALanczosSet* functions); set-up never changes it.
+struct EPSCUDALanczosOptions {
   EPSCUDALanczosVariant  variant        = EPS_CUDALANCZOS_THICK_RESTART;
   EPSCUDALanczosReorthog reorthog       = EPS_CUDALANCZOS_REORTHOG_FULL; // meaningful when reorthog_set
   PetscBool              reorthog_set   = PETSC_FALSE; // the user chose it; otherwise the solver does at set-up
@@ -78,94 +79,119 @@ struct EPS_CUDALANCZOS {
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
   PetscInt               block_size     = PETSC_DEFAULT; // vectors per Lanczos step (EPSCUDALanczosSetBlockSize); default: chosen
   PetscReal              restart        = PETSC_DEFAULT; // fraction of Ritz vectors kept (EPSCUDALanczosSetRestart); default: chosen
+};
 
-  // set up: the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
+/// What set-up decided from the options and the problem, and why (-eps_view reports the reasons).
+struct EPSCUDALanczosPlan {
+  // the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
-  // set up: the block size in effect (block_size, or the solver's choice) and whether the solver chose it
+  // the block size in effect (the option, or the solver's choice) and whether the solver chose it
   PetscInt  block_eff  = 1;
   PetscBool block_auto = PETSC_FALSE;
-  // set up: the restart fraction in effect (restart, or the solver's choice)
+  // the restart fraction in effect (the option, or the solver's choice)
   PetscReal restart_eff = 0.5;
-  // set up: the reorthogonalization in effect (reorthog, or the solver's choice; see EPSCUDALanczosSetReorthog)
-  EPSCUDALanczosReorthog reorthog_eff = EPS_CUDALANCZOS_REORTHOG_FULL;
+  // the reorthogonalization in effect (the option, or the solver's choice; see EPSCUDALanczosSetReorthog)
+  EPSCUDALanczosReorthog reorthog_eff   = EPS_CUDALANCZOS_REORTHOG_FULL;
+  PetscBool              reorthog_dense = PETSC_FALSE; // the solver chose full reorthogonalization for a dense matrix
+  // EPS_GHEP with STSHIFT, a diagonal B and no deflation space: solved as the standard problem of
+  // C = B^-1/2 A B^-1/2 (EPSCUDALanczosCongruence)
+  PetscBool congruence    = PETSC_FALSE;
+  PetscBool bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
+};
 
+/// What is kept between solves because making it costs: each entry says whose lifetime owns it (the
+/// Mat's, through a composed copy; this EPS's, until EPSReset or a changed key; the process's pool).
+struct EPSCUDALanczosCaches {
   // the operator on the device for this EPS's solves: the Mat's device copy (composed on the Mat, see
   // mat_device_copy.cpp) or a CUDA MatShell's operator; null on the host or through STApply
   std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
   // the CUDA backend of the last solve, reused while its operator and layout are the same: its stream,
-  // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve
-  std::shared_ptr<cudalanczos::Backend> backend_cache;
-  std::shared_ptr<const void>           backend_cache_op; // the device operator it was built with
-  PetscInt                              backend_cache_key[4] = {-1, -1, -1, -1}; // nloc, n, rstart, kernels
-
-  // what the last solve used and measured (-eps_view)
-  double      shift = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
-  PetscBool   solved = PETSC_FALSE;
-  std::string backend_name = "none", device_desc, operator_desc;
-  std::string vectors_desc; // where the last solve read its start/deflation vectors and wrote the eigenvectors
-  std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
-  int         device_used = -1; // the CUDA device of the last solve
-  long        matvecs = 0, reductions = 0, full_passes = 0;
-  long        discarded = 0;                 // partial reorthogonalization: steps redone after a full pass
-  long        lookahead_dropped = 0;         // steps a device ran ahead of a look that ended the cycle
-  PetscBool   reorthog_dense = PETSC_FALSE;  // the solver chose full reorthogonalization for a dense matrix
-  long        lookahead_queued = 0;          // steps queued ahead of a look that ended the cycle (a device runs them)
-  long        matvecs_before_nev = 0, matvecs_verification = 0, matvecs_check = 0; // where the products went
-  long        operator_passes = 0;           // products counted as calls: a block step is one pass over A
-  PetscBool   switched_to_full = PETSC_FALSE; // partial gave way to full in the last solve
-  PetscBool   restart_raised   = PETSC_FALSE; // the last solve raised the restart fraction to 0.5 after a stall
-  int         block_certified = 0; // block steps: verifications the Ritz values at hand made unnecessary
-  int         certificates = 0; // verification rounds of the last solve ended by the probabilistic certificate
-  PetscBool   verification_cut = PETSC_FALSE; // the last solve's verification round was cut short (max_it, no room)
-  int         ncv_used = 0;     // basis columns of the last solve's last cycle
-  int         block_used = 1;   // vectors per step of the last solve (1 where a small problem fell back)
-  int         breakdowns = 0;
-  PetscBool   bv_matrix_set = PETSC_FALSE; // set-up gave eps->V the inner-product matrix B (EPS_GHEP)
-  // set up: EPS_GHEP with STSHIFT, a diagonal B and no deflation space, solved as the standard problem of
-  // C = B^-1/2 A B^-1/2 (EPSCUDALanczosCongruence); C and B^-1/2's diagonal are kept while A and B are
-  // unchanged (their ids and object states), across EPSReset, for re-solves
-  PetscBool        congruence = PETSC_FALSE;
-  Mat              congruent  = nullptr;
-  Vec              b_isqrt    = nullptr;
-  PetscInt64       congruent_of[4] = {-1, -1, -1, -1}; // A's id and state, B's id and state
-  PetscBool        congruence_used = PETSC_FALSE; // the last solve took it (-eps_view)
-  PetscInt64       ipmat_checked_of[2] = {-1, -1}; // the inner-product matrix whose diagonal was found positive: id, state
-  PetscBool   generalized = PETSC_FALSE; // the last solve ran in a B-inner product (EPS_GHEP, or the BV's matrix)
-  long        b_products  = 0;           // and took this many products with B
-  std::string b_desc;                    // where they ran (-eps_view)
-  double      orthogonality = 0;
-  int         scale_exponent = 0;       // the last solve ran on 2^scale_exponent A (scaling into range)
-  double      norm_estimate = 0;        // and chose it from this ||A|| estimate,
-  PetscBool   norm_reused = PETSC_FALSE; // taken from the Mat (composed by an earlier solve), not measured
+  // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve; EPSReset hands
+  // it to the process's pool (EPSCUDALanczosReturnBackend)
+  std::shared_ptr<cudalanczos::Backend> backend;
+  std::shared_ptr<const void>           backend_op; // the device operator it was built with
+  PetscInt                              backend_key[4] = {-1, -1, -1, -1}; // nloc, n, rstart, kernels
+  // C = B^-1/2 A B^-1/2 and B^-1/2's diagonal (set-up's congruence), kept while A and B are unchanged
+  // (their ids and object states), across EPSReset, for re-solves
+  Mat        congruent       = nullptr;
+  Vec        b_isqrt         = nullptr;
+  PetscInt64 congruent_of[4] = {-1, -1, -1, -1}; // A's id and state, B's id and state
+  PetscInt64 ipmat_checked_of[2] = {-1, -1}; // the inner-product matrix whose diagonal was found positive: id, state
   // The norm estimate of an operator that is not an assembled matrix of ours (STApply: a solve, B^-1 A,
   // (A - sigma B)^-1 B, ...), kept with the EPS for its re-solves: measuring it is a solve. Valid while the
-  // ST's type, its shift and its matrices (ids and object states) are those it was measured with.
+  // ST's type, its shift and its matrices (ids and object states) are those it was measured with. (An
+  // assembled matrix's estimate is composed on the Mat instead, norm_estimate.cpp.)
   double      st_norm = 0;
   PetscInt64  st_norm_of[6] = {-1, -1, -1, -1, -1, -1}; // each ST matrix's id and state, the shift's two parts' bits
   std::string st_norm_type;
-  PetscBool   st_norm_reused = PETSC_FALSE; // the last solve took it (-eps_view)
-  int         purified_relation = 0, purified_solves = 0; // the last solve's purified vectors: from the Lanczos relation, by STApply
-  int         residuals_checked = 0, residual_rejected = 0, residual_retries = 0; // the true-residual check
-  int         residuals_proven = 0; // converged pairs whose bound met tol (no product)
-  int         last_reason = 0;          // cudalanczos::Reason of the last solve
 };
 
+/// The last solve, for -eps_view and the getters: the driver's Result kept whole, and what the PETSc
+/// layer adds to it (where the operator, the vectors and B's products ran, which caches it took).
+struct EPSCUDALanczosLastSolve {
+  cudalanczos::Result result;
+  PetscBool   solved = PETSC_FALSE;
+  double      shift  = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
+  std::string backend_name = "none", device_desc, operator_desc;
+  std::string vectors_desc;       // where it read its start/deflation vectors and wrote the eigenvectors
+  std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
+  int         device_used = -1;   // the CUDA device of the last solve that ran on one (also the cached backend's)
+  PetscBool   generalized = PETSC_FALSE; // it ran in a B-inner product (EPS_GHEP, or the BV's matrix)
+  long        b_products  = 0;           // and took this many products with B
+  std::string b_desc;                    // where they ran
+  PetscBool   congruence_used = PETSC_FALSE; // it took set-up's congruence
+  PetscBool   norm_reused     = PETSC_FALSE; // its norm estimate came from the Mat (composed by an earlier solve)
+  PetscBool   st_norm_reused  = PETSC_FALSE; // its norm estimate came from Caches::st_norm
+  int         purified_solves = 0; // vectors purified by STApply after the driver (Result::purified: from the relation)
+};
+
+struct EPS_CUDALANCZOS {
+  EPSCUDALanczosOptions   opt;
+  EPSCUDALanczosPlan      plan;
+  EPSCUDALanczosCaches    cache;
+  EPSCUDALanczosLastSolve last;
+};
+
+// The EPS operations (EPSCreate_CUDALanczos's ops table), one file per phase family.
+PetscErrorCode EPSSetUp_CUDALanczos(EPS eps);     // eps_cudalanczos_setup.cpp
+PetscErrorCode EPSSetUpSort_CUDALanczos(EPS eps); // eps_cudalanczos_setup.cpp
+PetscErrorCode EPSSolve_CUDALanczos(EPS eps);     // eps_cudalanczos_solve.cpp
+PetscErrorCode EPSView_CUDALanczos(EPS eps, PetscViewer viewer); // eps_cudalanczos_view.cpp
+
+/// The driver's `which` for eps->which; an error for the values EPSCUDALANCZOS does not support.
+PetscErrorCode EPSCUDALanczosWhich(EPS eps, cudalanczos::Which *which);
+
+/// key[0..1] = the object's id and state: what the caches are kept with (an object changed since, or
+/// another object, does not match).
+PetscErrorCode EPSCUDALanczosObjectKey(PetscObject obj, PetscInt64 key[2]); // generalized.cpp
+
+/// Where a solve's ||A|| estimate came from, and where it goes when measured (norm_estimate.cpp).
+struct EPSCUDALanczosNormCache {
+  Mat        mat        = nullptr;      // the assembled matrix it is composed on (null: the operator is not one)
+  PetscBool  mat_reused = PETSC_FALSE;  // taken from the Mat
+  bool       st_key     = false;        // the ST's operator, kept in ctx->cache.st_norm under st_of
+  PetscInt64 st_of[6]   = {-1, -1, -1, -1, -1, -1};
+  PetscBool  st_reused  = PETSC_FALSE;  // taken from ctx->cache.st_norm
+};
+/// Sets s->norm_estimate where an earlier solve's estimate is still valid for this operator; `congruence`:
+/// the solve's matrix is ctx->cache.congruent; `st_assembled`: the ST applies assembled matrices. Collective.
+PetscErrorCode EPSCUDALanczosNormLookUp(EPS eps, PetscBool congruence, PetscBool st_assembled, cudalanczos::Settings *s, EPSCUDALanczosNormCache *nc);
+/// Keeps the estimate the solve measured (Result::norm_estimate) where NormLookUp found none. Not collective.
+PetscErrorCode EPSCUDALanczosNormKeep(EPS eps, const EPSCUDALanczosNormCache &nc, double estimate);
+
+/// The check of CheckDiagonal in generalized.cpp (B's diagonal real and not negative) for the solve's
+/// inner-product matrix, once per B object and state. Collective.
+PetscErrorCode EPSCUDALanczosCheckInnerProductMatrix(EPS eps, Mat B);
 /// Whether B is diagonal: an AIJ Mat (host or CUDA) with one stored entry per row, on the diagonal. Collective.
 PetscErrorCode EPSCUDALanczosIsDiagonal(Mat B, PetscBool *diagonal);
-/// ctx->congruent = B^-1/2 A B^-1/2 and ctx->b_isqrt = diag(B)^-1/2 for a diagonal B, kept while A and B are
+/// ctx->cache.congruent = B^-1/2 A B^-1/2 and ctx->cache.b_isqrt = diag(B)^-1/2 for a diagonal B, kept while A and B are
 /// unchanged; a non-positive diagonal entry of B is an error. Collective.
 PetscErrorCode EPSCUDALanczosCongruence(EPS eps, Mat A, Mat B);
 /// Whether this solve runs on the GPU (backend auto with a device present, or cuda: then an error
 /// when there is none or CUDA support was not compiled in).
 PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
-/// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize): for a dense matrix
-/// of at least kAutoBlockRows rows on one GPU with STSHIFT and ncv left to the solver, 4 from nev 10 and 2
-/// below; else 1. Measured on an H200: block 4 took dense 12288 and 32768 at k = 10 and 50 1.5-1.8x faster
-/// (bench/results/2026-11-30-h200-block.md); block 2 took dense 12288 at k = 1 from 7.2 to 2.5 ms, its
-/// block space sparing the verification round (2026-12-02-h200-operator-counts.md). Blocks lose on sparse
-/// matrices (power law at k = 1, block 2: 21.9 against 19.8 ms). Sets ctx->block_eff and ctx->block_auto.
-/// Collective.
-PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift);
+/// The smallest dense matrix for which set-up chooses block steps (EPSCUDALanczosChooseBlockSize in
+/// eps_cudalanczos_setup.cpp): below it a pass over the matrix is too cheap for a block to save much.
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
@@ -245,3 +271,35 @@ PetscErrorCode EPSCUDALanczosPETScStream(void **stream);
 /// synchronized instead).
 PetscErrorCode EPSCUDALanczosOrderAfterPETSc(void *consumer, int device);
 #endif
+
+/// The BV's columns to and from a solve's backend (bv_columns.cpp): device to device where a column is in
+/// device memory on the backend's `device` and the backend takes it (`on_device`: a CUDA backend), ordered
+/// with PETSc's stream; through the host otherwise.
+class EPSCUDALanczosColumns {
+public:
+  /// Takes a device column and PETSc's stream; returns false where the backend cannot.
+  using ToDevice = std::function<bool(const PetscScalar *x, void *stream)>;
+  using ToHost   = std::function<void(const PetscScalar *x)>;
+
+  EPSCUDALanczosColumns(EPS eps, bool on_device, int device);
+  /// Column `col` of V (negative: a constraint) into the backend.
+  PetscErrorCode Read(PetscInt col, const ToDevice &to_device, const ToHost &to_host);
+  /// Column j of `solver`'s basis into column j of V.
+  PetscErrorCode Write(cudalanczos::Backend &solver, PetscInt j);
+  /// Whether any column went device to device.
+  bool device_to_device() const { return device_to_device_; }
+
+private:
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+  bool           OnOurDevice(PetscMemType mtype, const void *x) const;
+  PetscErrorCode TakeStream();
+  PetscErrorCode ReadDevice(Vec v, const ToDevice &to_device, bool *done);
+  PetscErrorCode WriteDevice(cudalanczos::Backend &solver, PetscInt j, Vec v, bool *done);
+#endif
+  EPS   eps_;
+  bool  on_device_;
+  int   device_;
+  void *stream_            = nullptr; // PETSc's stream, taken when the first device column is met
+  bool  have_stream_       = false;
+  bool  device_to_device_  = false;
+};
