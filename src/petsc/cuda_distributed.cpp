@@ -45,15 +45,6 @@ static_assert(sizeof(PetscInt) == sizeof(int), "the device CSR operators take PE
 static_assert(std::is_same_v<PetscScalar, Scalar>,
               "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
 
-cuda::KernelFlavor Flavor(EPSCUDALanczosKernels k)
-{
-  switch (k) {
-  case EPS_CUDALANCZOS_KERNELS_CUSTOM: return cuda::KernelFlavor::Custom;
-  case EPS_CUDALANCZOS_KERNELS_VENDOR: return cuda::KernelFlavor::Vendor;
-  default: return cuda::KernelFlavor::Default;
-  }
-}
-
 /// Point-to-point halo messages: what the exchange callback of an MPIAIJ operator holds.
 struct Messages {
   MPI_Comm                 comm = MPI_COMM_NULL; // the Mat's (PETSc's inner) communicator, alive as long as the Mat
@@ -399,7 +390,7 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
   PetscCallMPI(MPI_Comm_rank(rows.comm, &rows.rank));
   PetscCall(MatGetOwnershipRanges(A, &rows.ranges));
   rows.rstart = rows.ranges[rows.rank], rows.rend = rows.ranges[rows.rank + 1], rows.N = rows.ranges[rows.size];
-  const auto flavor = Flavor(ctx->opt.kernels);
+  const auto flavor = EPSCUDALanczosKernelFlavor(ctx->opt.kernels);
   PetscCallCXX(cuda::select_device(device)); // every upload below, and the backend, on this rank's device only
 
   cuda::DistributedParts parts;

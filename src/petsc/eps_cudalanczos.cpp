@@ -7,7 +7,7 @@
    and eps_cudalanczos_view.cpp.
 
    The driver works on a Backend. The host backend applies the ST operator (any Mat, any ST) through
-   STApply; the CUDA backend (cuda_operator.cpp) uploads the matrix once (dense or AIJ, with STSHIFT) and
+   STApply; the CUDA backend (solve_backend.cpp, cuda_operator.cpp) uploads the matrix once (dense or AIJ, with STSHIFT) and
    keeps it while the Mat's object state is unchanged, or falls back to STApply with a copy per product.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"

@@ -232,6 +232,13 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
 
+/// The GPU kernels the user chose (-eps_cudalanczos_kernels) as the CUDA layer's flavor.
+cudalanczos::cuda::KernelFlavor EPSCUDALanczosKernelFlavor(EPSCUDALanczosKernels k);
+/// Makes ctx->cache.device_op the operator of A on `device`: A's current device copy, a CUDA MatShell's
+/// operator, a CUDA PETSc's device Mat in place, or a new upload composed on A; null when A cannot live on
+/// the device. Collective.
+PetscErrorCode EPSCUDALanczosUploadOperator(EPS eps, Mat A, int device);
+
 /// Copies a MATSEQDENSE (honouring its leading dimension) or MATSEQAIJ matrix (isdense says which) to
 /// `device` with the given kernels: the one upload path of the solver and of MatCreateCUDALanczos.
 PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
