@@ -102,8 +102,9 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
    none keeps the three-term recurrence only; orthogonality is then lost as eigenvalues converge, and ghost
    copies may appear.
 
-   Left to the solver, the choice is partial for single-vector steps with STSHIFT and full otherwise (block
-   steps, which need full, and other STs, whose products are solves and whose steps are few). On a GPU partial
+   Left to the solver, the choice is partial for single-vector steps with STSHIFT on a sparse (non-dense)
+   matrix, and full otherwise: block steps need full; other STs' products are solves and their steps few;
+   a dense matrix's product reads n^2 entries, against which a full pass over the basis costs little. On a GPU partial
    took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph, with the same products
    (docs/tuning.md).
    EPSCUDALanczosGetReorthog() returns the choice in effect (after EPSSetUp()). The thesis variant
