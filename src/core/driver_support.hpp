@@ -3,7 +3,7 @@
 // certificate, and what the end of a cycle decides (end_cycle). Internal to src/core.
 #pragma once
 
-#include "core/lanczos_driver.hpp"
+#include "core/solve_types.hpp"
 
 #include <algorithm>
 #include <functional>
