@@ -3,7 +3,8 @@
 //   driver.cpp                      set-up: validation, the start vector, what a solve reports
 //   lanczos_steps.cpp               the Lanczos step, and a cycle's expansion with full reorthogonalization
 //                                   (chunks of Backend::expand, looks between them, the look-ahead)
-//   partial_reorthogonalization.cpp the expansion with partial reorthogonalization (omega_recurrence.hpp)
+//   partial_reorthogonalization.cpp the expansion with partial reorthogonalization
+//   omega_recurrence.hpp            Simon's estimate of the loss of orthogonality that partial watches
 //   thick_restart.cpp               thick restart with locking: the cycle loop and its steps
 //   verification.cpp                the verification round: its looks, its certificate, its cycle length
 //   slow_convergence.hpp            basis growth and the restart fraction's raise after a stall
