@@ -24,6 +24,17 @@ namespace {
 // matrix is Hermitian block tridiagonal/arrowhead, diagonalized by hermitian_eigen.
 using Matrix = std::vector<Scalar>;
 
+// What a block thick-restart solve carries from one cycle to the next.
+struct BlockRestartState {
+  int locked = 0;         // columns 0..locked-1: converged, final
+  int top = 0;            // columns whose projection is known; the block at top is the next to expand
+  bool exhausted = false; // the basis spans the whole space
+  bool verifying = false;
+  int found = 0;          // wanted values found in the current verification round
+  std::vector<double> locked_theta, locked_err, theta_all, err_all;
+  LockedResiduals locked_res; // for the residual bounds
+};
+
 class BlockDriver {
 public:
   BlockDriver(Backend &b, const Settings &s, const Callbacks &c)
@@ -73,8 +84,8 @@ private:
   //   basis, repeated only where it took a column's squared length below half of what it was (DGKS, as
   //   the single-vector step does): after a restart the arrow couples W to every kept vector and the
   //   repeat runs; elsewhere the pass meets rounding-level components and one is enough. Two full
-  //   passes on every step cost two more reads of the basis: on a sparse matrix with 2·10⁶ rows most
-  //   of a block step (H200, block 2 on the power law: 0.6 of 1.1 ms went to the four reads).
+  //   passes on every step would cost two more reads of the basis, most of a block step on a large
+  //   sparse matrix (docs/tuning.md#core-block-steps-window-and-one-full-pass).
   // - A block of random vectors gets two full passes (the second takes what rounding left of the
   //   first: at rounding level unless W was nearly in the span, which the SVQB below sees).
   // Then SVQB: with the Gram matrix
@@ -92,43 +103,10 @@ private:
     const int B = B_, ld = k + B;
     Matrix P(static_cast<std::size_t>(ld) * B), G(static_cast<std::size_t>(B) * B);
     C.assign(static_cast<std::size_t>(k) * B, Scalar(0));
-    before.assign(B, 0.0);
     const int window = from_operator && k > 2 * B ? 2 * B : 0;
-    // Pass 1 (the window's, or the first full pass): projections and the Gram matrix before.
-    {
-      const int lo = k - (window ? window : k), kw = k - lo, ldw = kw + B;
-      Matrix Pw(static_cast<std::size_t>(ldw) * B);
-      b_.project_block(lo, kw, col, B, Pw.data());
-      ++reductions_;
-      for (int j = 0; j < B; ++j) {
-        before[j] = real_part(Pw[kw + j + static_cast<std::size_t>(j) * ldw]);
-        check_finite(before[j], "||A v||");
-      }
-      if (kw > 0) {
-        b_.update_block(lo, kw, Pw.data(), ldw, col, B);
-        accumulate(Pw, kw, C, lo, k);
-      }
-      gram_after(Pw, kw, G);
-    }
+    first_pass(k, col, window, C, G, before);
     double scale = *std::max_element(before.begin(), before.end());
-    if (k > 0) {
-      // A full pass; after a window it is repeated where it took a column below half its squared length.
-      for (int pass = 0; pass < (window ? 2 : 1); ++pass) {
-        std::vector<double> entering(B);
-        for (int j = 0; j < B; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B]);
-        b_.project_block(0, k, col, B, P.data());
-        ++reductions_;
-        b_.update_block(0, k, P.data(), ld, col, B);
-        accumulate(P, k, C, 0, k);
-        gram_after(P, k, G);
-        ++full_passes_;
-        bool lost = false;
-        for (int j = 0; j < B; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B]) < 0.5 * entering[j];
-        if (!lost) break;
-      }
-      scale = 0;
-      for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[k + j + static_cast<std::size_t>(j) * ld]));
-    }
+    if (k > 0) scale = full_passes(k, col, window, P, C, G);
     // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
     // as in the single-vector step; for a block of random vectors, relative to their length.
     if (from_operator)
@@ -139,24 +117,75 @@ private:
     Matrix M;
     const double smallest = svqb(G, floor * floor, M, R, dead);
     b_.transform_block(col, B, M.data(), B);
-    if (k > 0 && smallest < std::sqrt(eps) * scale) {
-      b_.project_block(0, k, col, B, P.data());
-      ++reductions_;
-      b_.update_block(0, k, P.data(), ld, col, B);
-      Matrix C3(static_cast<std::size_t>(k) * B, Scalar(0)), M2, R2;
-      accumulate(P, k, C3, 0, k);
-      gram_after(P, k, G);
-      std::fill(dead.begin(), dead.end(), 0); // Q's dead columns are zero: they die again here
-      svqb(G, 0.5, M2, R2, dead); // Q had unit columns: half of one lost again means in the span
-      b_.transform_block(col, B, M2.data(), B);
-      // W = V C + Q1 R, Q1 = V C3 + Q2 R2: W = V (C + C3 R) + Q2 (R2 R).
-      const Matrix C3R = multiply(C3, k, R, B, B), R2R = multiply(R2, B, R, B, B);
-      for (std::size_t i = 0; i < C.size(); ++i) C[i] += C3R[i];
-      R = R2R;
-    }
+    if (k > 0 && smallest < std::sqrt(eps) * scale) repeat_pass(k, col, P, G, C, R, dead);
     for (int j = 0; j < B; ++j)
       if (dead[j] && !fresh_column(col + j, col + B)) return false;
     return true;
+  }
+
+  // Pass 1: the window's (its last `window` columns of 0..k-1), or the first full pass (window 0):
+  // projections into C, the Gram matrix after it into G, and diag(W^H W) before it into `before`.
+  void first_pass(int k, int col, int window, Matrix &C, Matrix &G, std::vector<double> &before)
+  {
+    const int B = B_;
+    before.assign(B, 0.0);
+    const int lo = k - (window ? window : k), kw = k - lo, ldw = kw + B;
+    Matrix Pw(static_cast<std::size_t>(ldw) * B);
+    b_.project_block(lo, kw, col, B, Pw.data());
+    ++reductions_;
+    for (int j = 0; j < B; ++j) {
+      before[j] = real_part(Pw[kw + j + static_cast<std::size_t>(j) * ldw]);
+      check_finite(before[j], "||A v||");
+    }
+    if (kw > 0) {
+      b_.update_block(lo, kw, Pw.data(), ldw, col, B);
+      accumulate(Pw, kw, C, lo, k);
+    }
+    gram_after(Pw, kw, G);
+  }
+
+  // A full pass over columns 0..k-1 (P: its projections); after a window it is repeated where it took a
+  // column below half its squared length. Returns the largest squared column length the last pass met.
+  double full_passes(int k, int col, int window, Matrix &P, Matrix &C, Matrix &G)
+  {
+    const int B = B_, ld = k + B;
+    for (int pass = 0; pass < (window ? 2 : 1); ++pass) {
+      std::vector<double> entering(B);
+      for (int j = 0; j < B; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B]);
+      b_.project_block(0, k, col, B, P.data());
+      ++reductions_;
+      b_.update_block(0, k, P.data(), ld, col, B);
+      accumulate(P, k, C, 0, k);
+      gram_after(P, k, G);
+      ++full_passes_;
+      bool lost = false;
+      for (int j = 0; j < B; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B]) < 0.5 * entering[j];
+      if (!lost) break;
+    }
+    double scale = 0;
+    for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[k + j + static_cast<std::size_t>(j) * ld]));
+    return scale;
+  }
+
+  // DGKS for blocks: Q (the block after SVQB) lost most of its length, so it gets one more Gram-Schmidt
+  // pass and SVQB, in which a direction that loses half its length again counts as in the span; C and R
+  // are updated so that W = V C + Q R still holds.
+  void repeat_pass(int k, int col, Matrix &P, Matrix &G, Matrix &C, Matrix &R, std::vector<char> &dead)
+  {
+    const int B = B_, ld = k + B;
+    b_.project_block(0, k, col, B, P.data());
+    ++reductions_;
+    b_.update_block(0, k, P.data(), ld, col, B);
+    Matrix C3(static_cast<std::size_t>(k) * B, Scalar(0)), M2, R2;
+    accumulate(P, k, C3, 0, k);
+    gram_after(P, k, G);
+    std::fill(dead.begin(), dead.end(), 0); // Q's dead columns are zero: they die again here
+    svqb(G, 0.5, M2, R2, dead);             // Q had unit columns: half of one lost again means in the span
+    b_.transform_block(col, B, M2.data(), B);
+    // W = V C + Q1 R, Q1 = V C3 + Q2 R2: W = V (C + C3 R) + Q2 (R2 R).
+    const Matrix C3R = multiply(C3, k, R, B, B), R2R = multiply(R2, B, R, B, B);
+    for (std::size_t i = 0; i < C.size(); ++i) C[i] += C3R[i];
+    R = R2R;
   }
 
   // C[lo:lo+k, :] += P[0:k, :] (P has leading dimension k + B, C leading dimension ldc).
@@ -282,8 +311,7 @@ private:
   // above 1e4 with probability of order 1e-8 for a random d x B block with d > B (P(sigma_min < t) is
   // about t^(d-B+1)). So when the wanted value has converged to tol, its copies in the space have
   // converged to sqrt(tol) but for that chance, the certificate's own. Counting every unconverged Ritz
-  // value within its residual ran the round on dense 12288 at k = 10 (the semicircle's edge, values 0.05
-  // apart), 412 of 1265 products, for nothing.
+  // value within its residual ran rounds for nothing (docs/tuning.md#core-block-steps-settled-copies).
   bool block_may_hide_copies(const RitzPairs &rp, const std::vector<double> &locked_theta) const
   {
     std::vector<double> conv(locked_theta), value(locked_theta), reach; // eigenvalues as reported (minus the shift)
@@ -307,10 +335,10 @@ private:
   }
 
   // Whether the cycle may end after e columns, before m: once the last missing wanted pairs (at most B)
-  // have converged a digit beyond tol, as the single-vector driver's cycles end (lanczos_driver.cpp,
+  // have converged a digit beyond tol, as the single-vector driver's cycles end (driver/thick_restart.cpp,
   // end_early, which asks for two: its pairs are locked at tol, these at tol/100, and the margin here only
-  // keeps the true residual safely below tol; host, dense 2048 at k = 1: 10, 9 and 8 passes for margins of
-  // 1/100, 1/10 and 1). Each block step brought its coefficients to the host already, so a look costs the
+  // keeps the true residual safely below tol; docs/tuning.md#core-block-steps-early-end-margin). Each
+  // block step brought its coefficients to the host already, so a look costs the
   // small eigenproblem and no wait. A value better than the converged ones may still surface in the rest
   // of the cycle, and only a verification round would then look for it: with the verification on, the
   // end of the cycle decides whether the Ritz values at hand make that round unnecessary
@@ -387,124 +415,146 @@ private:
   }
 
   // ---------------------------------------------------------------------------------------------
-  // The thick-restart loop of the single-vector driver (lanczos_driver.cpp) with block steps: a cycle
-  // extends the basis from the kept columns by whole blocks up to m columns, the active block of the
-  // projected matrix is diagonalized, converged pairs are locked, the best half of the rest kept, and
+  // The thick-restart loop of the single-vector driver (driver/thick_restart.cpp) with block steps: a
+  // cycle extends the basis from the kept columns by whole blocks up to m columns, the active block of
+  // the projected matrix is diagonalized, converged pairs are locked, the best half of the rest kept, and
   // the residual block follows them. Verification rounds start from a fresh random block; their first
   // cycle K_s(A, X) contains K_s(A, x_1), so the certificate counts s block steps.
   Result thick_restart()
   {
     H_.assign(static_cast<std::size_t>(ld_) * ld_, Scalar(0));
-    auto key = [&](double value) { return badness(s_, c_.eigenvalue(value)); };
-    const int m = m_, B = B_;
-    int locked = 0, top = 0; // top: columns whose projection is known; the block at top is the next to expand
-    bool verifying = false;
-    int found = 0;
-    std::vector<double> locked_theta, locked_err, theta_all, err_all;
-    LockedResiduals locked_res; // for the residual bounds
     Result r;
-    bool exhausted = !start_block();
-
+    t_.exhausted = !start_block();
     for (r.its = 1;; ++r.its) {
-      int e = top;
-      while (!exhausted && e + B <= m) {
-        exhausted = !block_step(e, locked);
-        e += B;
-        if (!exhausted && e + B <= m && ends_early(locked, e, verifying)) break;
-      }
-      const int steps = (e - top) / B;
-      RitzPairs rp = ritz_pairs(locked, e);
-      const int na = rp.na;
-      const std::vector<double> &w = rp.w, &err = rp.err;
-      const std::vector<Scalar> &Y = rp.Y;
-      const std::vector<int> &order = rp.order;
+      const int e = extend_cycle();
+      const int steps = (e - t_.top) / B_;
+      RitzPairs rp = ritz_pairs(t_.locked, e);
       int newconv = 0;
-      while (newconv < na && err[newconv] < s_.tol) ++newconv;
-      const int nconv = locked + newconv;
-
-      all_approximations(s_, locked_theta, locked_err, rp, theta_all, err_all);
-      if (c_.monitor) c_.monitor(r.its, nconv, theta_all.data(), err_all.data(), e);
-
-      // A block Krylov space of a random block of B vectors holds B directions of every eigenspace, so
-      // it finds every copy of an eigenvalue of multiplicity up to B without the verification
-      // (BlockSteps.FindEveryCopyOfATripleEigenvalueWithoutVerification). Only a wanted value that the
-      // Ritz values at hand show B times may have more copies than the block could see: then the round
-      // runs; otherwise the verification is certified by these Ritz values and costs no product.
-      const bool skip_round = s_.verify && !verifying && !exhausted && nconv >= s_.nev && !block_may_hide_copies(rp, locked_theta);
-      Settings cycle_settings = s_;
-      if (skip_round) cycle_settings.verify = false, ++r.block_certified;
-      const CycleEnd end = end_cycle(cycle_settings, c_, r, exhausted, nconv, newconv, m - nconv >= 2 * B, verify_fresh_, rp, locked_theta,
-                                     anorm_, verifying, found, [&](double worst, double slack) {
-                                       return certified_complement(s_, c_, w, steps, n_, locked, worst, slack);
-                                     });
-      if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
-      bool done = end.done;
-      const bool inject = end.inject;
-      verify_fresh_ = inject;
-      if (inject) {
-        found = 0;
-        if (m - nconv < 2 * B) done = true, r.reason = Reason::Converged, r.verification_cut = true; // no room for a round
-      }
-
-      // Kept: as in the single-vector driver, with room for at least one block step after them.
-      int keep;
-      if (done) keep = std::min(na, std::max(newconv, s_.nev - locked));
-      else if (inject) keep = newconv;
-      else keep = std::min({na, m - B - locked, newconv + detail::restart_keep(s_.restart, na - newconv, s_.nev - locked - newconv)});
-
-      const int kcols = locked + keep;
-      Matrix Q(static_cast<std::size_t>(e) * kcols, Scalar(0));
-      for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * e] = 1.0;
-      for (int q = 0; q < keep; ++q)
-        for (int ii = 0; ii < na; ++ii) Q[(locked + ii) + static_cast<std::size_t>(locked + q) * e] = Y[ii + static_cast<std::size_t>(order[q]) * na];
-      b_.rotate(e, kcols, Q.data(), e);
-
-      if (done) {
+      while (newconv < rp.na && rp.err[newconv] < s_.tol) ++newconv;
+      const int nconv = t_.locked + newconv;
+      all_approximations(s_, t_.locked_theta, t_.locked_err, rp, t_.theta_all, t_.err_all);
+      if (c_.monitor) c_.monitor(r.its, nconv, t_.theta_all.data(), t_.err_all.data(), e);
+      const CycleEnd end = decide_cycle_end(r, rp, nconv, newconv, steps);
+      const int keep = kept_pairs(end, rp.na, newconv);
+      const int kcols = t_.locked + keep;
+      rotate_to_kept(rp, e, keep);
+      if (end.done) {
         r.nconv = std::min(nconv, kcols);
-        r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
-        r.errors.assign(err_all.begin(), err_all.begin() + kcols);
         if (s_.exact_operator)
-          r.residual_bounds = residual_bounds(locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, ld_);
-        sort_converged(b_, r, key);
-        return r;
+          r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, ld_);
+        return return_pairs(r, kcols);
       }
-
-      // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to
-      // the block that follows them (the arrow), and drops the locked ones'.
-      // Lock what has converged two digits beyond tol (all of it when a verification round starts): a
-      // locked pair's coupling is dropped from H and its residual then adds to the true residual of
-      // every pair computed after it. Locking at tol left true residuals up to 1.05 tol on the dense
-      // H200 cases at k = 50, where many pairs converge per cycle; a pair converged to tol but not
-      // locked stays among the kept ones and keeps improving.
-      int lockable = 0;
-      while (lockable < newconv && err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
-      const int lock = std::min(inject ? newconv : lockable, keep);
-      std::fill(H_.begin(), H_.end(), Scalar(0));
-      for (int q = 0; q < lock; ++q) {
-        locked_theta.push_back(w[order[q]] - s_.shift);
-        locked_err.push_back(err[q]);
+      const int lock = lock_converged(rp, newconv, keep, end.inject);
+      if (!end.inject) {
+        for (int j = 0; j < B_; ++j) b_.copy_column(e + j, kcols + j); // ascending: safe if they overlap
+      } else if (!start_round_block(kcols)) { // the locked vectors span everything
+        r.nconv = nconv;
+        r.reason = Reason::Converged;
+        return return_pairs(r, kcols);
       }
-      locked_res.lock(rp.res, lock);
-      for (int i = 0; i < locked + lock; ++i) H(i, i) = locked_theta[i] + s_.shift;
-      for (int q = lock; q < keep; ++q) H(locked + q, locked + q) = w[order[q]];
-      if (inject) {
-        for (int j = 0; j < B; ++j) b_.set_random(kcols + j, next_seed());
-        Matrix C, R;
-        std::vector<double> before;
-        if (!orthonormalize(kcols, kcols, false, C, R, before)) { // the locked vectors span everything
-          r.nconv = nconv;
-          r.reason = Reason::Converged;
-          r.eigenvalues.assign(theta_all.begin(), theta_all.begin() + kcols);
-          r.errors.assign(err_all.begin(), err_all.begin() + kcols);
-          sort_converged(b_, r, key);
-          return r;
-        }
-      } else {
-        for (int j = 0; j < B; ++j) b_.copy_column(e + j, kcols + j); // ascending: safe if they overlap
-      }
-      locked += lock;
-      top = kcols;
+      t_.locked += lock;
+      t_.top = kcols;
     }
+  }
+
+  // Block steps from t_.top while whole blocks fit in m, ending early where ends_early allows; returns
+  // where the cycle ended.
+  int extend_cycle()
+  {
+    int e = t_.top;
+    while (!t_.exhausted && e + B_ <= m_) {
+      t_.exhausted = !block_step(e, t_.locked);
+      e += B_;
+      if (!t_.exhausted && e + B_ <= m_ && ends_early(t_.locked, e, t_.verifying)) break;
+    }
+    return e;
+  }
+
+  // end_cycle with block steps. A block Krylov space of a random block of B vectors holds B directions of
+  // every eigenspace, so it finds every copy of an eigenvalue of multiplicity up to B without the
+  // verification (BlockSteps.FindEveryCopyOfATripleEigenvalueWithoutVerification). Only a wanted value
+  // that the Ritz values at hand show B times may have more copies than the block could see: then the
+  // round runs; otherwise the verification is certified by these Ritz values and costs no product. A
+  // round needs two blocks past the converged pairs.
+  CycleEnd decide_cycle_end(Result &r, const RitzPairs &rp, int nconv, int newconv, int steps)
+  {
+    const bool skip_round =
+        s_.verify && !t_.verifying && !t_.exhausted && nconv >= s_.nev && !block_may_hide_copies(rp, t_.locked_theta);
+    Settings cycle_settings = s_;
+    if (skip_round) cycle_settings.verify = false, ++r.block_certified;
+    const int locked = t_.locked;
+    CycleEnd end = end_cycle(cycle_settings, c_, r, t_.exhausted, nconv, newconv, m_ - nconv >= 2 * B_, verify_fresh_, rp,
+                             t_.locked_theta, anorm_, t_.verifying, t_.found, [&](double worst, double slack) {
+                               return certified_complement(s_, c_, rp.w, steps, n_, locked, worst, slack);
+                             });
+    if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
+    verify_fresh_ = end.inject;
+    if (end.inject) {
+      t_.found = 0;
+      if (m_ - nconv < 2 * B_) end.done = true, r.reason = Reason::Converged, r.verification_cut = true; // no room for a round
+    }
+    return end;
+  }
+
+  // Kept: as in the single-vector driver, with room for at least one block step after them.
+  int kept_pairs(const CycleEnd &end, int na, int newconv) const
+  {
+    if (end.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
+    if (end.inject) return newconv;
+    return std::min({na, m_ - B_ - t_.locked, newconv + restart_keep(s_.restart, na - newconv, s_.nev - t_.locked - newconv)});
+  }
+
+  // V[:, locked:locked+keep] = V[:, locked:e] Y(:, order[0:keep]); the identity on the locked part.
+  void rotate_to_kept(const RitzPairs &rp, int e, int keep)
+  {
+    const int locked = t_.locked, na = rp.na, kcols = locked + keep;
+    Matrix Q(static_cast<std::size_t>(e) * kcols, Scalar(0));
+    for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * e] = 1.0;
+    for (int q = 0; q < keep; ++q)
+      for (int ii = 0; ii < na; ++ii)
+        Q[(locked + ii) + static_cast<std::size_t>(locked + q) * e] = rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
+    b_.rotate(e, kcols, Q.data(), e);
+  }
+
+  // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to the
+  // block that follows them (the arrow), and drops the locked ones'. Lock what has converged two digits
+  // beyond tol (all of it when a verification round starts): a locked pair's coupling is dropped from H
+  // and its residual then adds to the true residual of every pair computed after it
+  // (docs/tuning.md#core-block-steps-lock-at-tol100); a pair converged to tol but not locked stays among
+  // the kept ones and keeps improving. Returns how many were locked.
+  int lock_converged(const RitzPairs &rp, int newconv, int keep, bool inject)
+  {
+    int lockable = 0;
+    while (lockable < newconv && rp.err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
+    const int lock = std::min(inject ? newconv : lockable, keep);
+    std::fill(H_.begin(), H_.end(), Scalar(0));
+    for (int q = 0; q < lock; ++q) {
+      t_.locked_theta.push_back(rp.w[rp.order[q]] - s_.shift);
+      t_.locked_err.push_back(rp.err[q]);
+    }
+    t_.locked_res.lock(rp.res, lock);
+    for (int i = 0; i < t_.locked + lock; ++i) H(i, i) = t_.locked_theta[i] + s_.shift;
+    for (int q = lock; q < keep; ++q) H(t_.locked + q, t_.locked + q) = rp.w[rp.order[q]];
+    return lock;
+  }
+
+  // A verification round starts from a random block at column kcols, orthonormal to the locked vectors;
+  // false when they span everything.
+  bool start_round_block(int kcols)
+  {
+    for (int j = 0; j < B_; ++j) b_.set_random(kcols + j, next_seed());
+    Matrix C, R;
+    std::vector<double> before;
+    return orthonormalize(kcols, kcols, false, C, R, before);
+  }
+
+  // Columns 0..kcols-1 are returned: their values and errors, converged ones in the order of `which`.
+  Result return_pairs(Result &r, int kcols)
+  {
+    r.eigenvalues.assign(t_.theta_all.begin(), t_.theta_all.begin() + kcols);
+    r.errors.assign(t_.err_all.begin(), t_.err_all.begin() + kcols);
+    sort_converged(b_, r, [&](double value) { return badness(s_, c_.eigenvalue(value)); });
+    return r;
   }
 
   Scalar &H(int i, int j) { return H_[i + static_cast<std::size_t>(j) * ld_]; }
@@ -525,6 +575,7 @@ private:
   int breakdowns_ = 0;
   int seeds_ = 0;
   bool verify_fresh_ = false;
+  BlockRestartState t_;
 };
 
 } // namespace

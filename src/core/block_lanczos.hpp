@@ -13,7 +13,7 @@
 // up to b copies of an eigenvalue, which a single vector's cannot.
 #pragma once
 
-#include "core/lanczos_driver.hpp"
+#include "core/solve_types.hpp"
 
 namespace cudalanczos::detail {
 

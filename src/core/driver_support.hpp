@@ -1,9 +1,9 @@
-// What the single-vector driver (lanczos_driver.cpp) and the block driver (block_lanczos.cpp) share:
+// What the single-vector driver (driver/) and the block driver (block_lanczos.cpp) share:
 // the ordering key of `which`, the check for non-finite scalars, the verification's probabilistic
 // certificate, and what the end of a cycle decides (end_cycle). Internal to src/core.
 #pragma once
 
-#include "core/lanczos_driver.hpp"
+#include "core/solve_types.hpp"
 
 #include <algorithm>
 #include <functional>

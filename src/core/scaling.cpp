@@ -1,4 +1,4 @@
-// Scaling into range and the true-residual check (scaling.hpp).
+// Scaling into range (scaling.hpp).
 #include "core/scaling.hpp"
 
 #include "core/driver_support.hpp"
@@ -85,69 +85,6 @@ Callbacks scaled_callbacks(const Callbacks &user, int e, bool translation_map)
       f(its, nconv, buffer.data(), err, count);
     };
   return c;
-}
-
-void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int block, Result &r)
-{
-  const int k = r.nconv, returned = static_cast<int>(r.eigenvalues.size());
-  r.residuals_checked = 0;
-  r.residuals_proven = 0;
-  r.residual_rejected = 0;
-  if (k <= 0) return;
-  // A pair whose proven bound meets tol needs no product (Result::residual_bounds); its error stays the
-  // driver's estimate, which the bound is above.
-  std::vector<char> pass(static_cast<std::size_t>(k), 0), proven(static_cast<std::size_t>(k), 0);
-  if (r.residual_bounds.size() >= static_cast<std::size_t>(k))
-    for (int i = 0; i < k; ++i) {
-      const double bound = r.residual_bounds[i];
-      proven[i] = pass[i] = std::isfinite(bound) && c.error(r.eigenvalues[i], bound) < s.tol;
-    }
-  r.residuals_proven = static_cast<int>(std::count(proven.begin(), proven.end(), 1));
-  r.residuals_checked = k - r.residuals_proven;
-  // The products go to the columns after the returned vectors: at least three are free (the drivers'
-  // basis_columns_needed keeps a residual direction and two work columns, or a residual block).
-  // (Not the residual directions kept for the purification, from r.purify_base on.)
-  const int room = (r.purify_base >= 0 ? r.purify_base : b.basis_columns()) - returned;
-  if (room < 1) throw Error("check_residuals: no free basis column after the " + std::to_string(returned) + " returned vectors");
-  // One block product per chunk: a GPU reads a dense matrix once for all its columns, a sparse one with
-  // an interleaved copy of the block (kernels::csr_spmm), whose scratch is kept to kResidualBlock columns;
-  // block steps keep their own block size (the shape their products were prepared for).
-  const int chunk = std::max(1, std::min({block > 1 ? block : kResidualBlock, room, k}));
-  for (int i0 = 0; i0 < k;) {
-    if (proven[i0]) {
-      ++i0;
-      continue;
-    }
-    int count = 1; // a run of consecutive pairs to check, at most a chunk
-    while (count < chunk && i0 + count < k && !proven[i0 + count]) ++count;
-    b.apply_operator_block(i0, returned, count);
-    r.matvecs += count;
-    r.matvecs_check += count;
-    ++r.operator_passes; // one block product
-    for (int j = 0; j < count; ++j) {
-      const int i = i0 + j;
-      const double theta = r.eigenvalues[i] + s.shift; // the operator's eigenvalue
-      // ||A x - theta x||^2 with x of unit norm and the operator's norm about 1 (scaling into range):
-      // neither can overflow, nor underflow where tol could still be met.
-      const Scalar theta_s = theta;
-      const double res2 = b.subtract(i, 1, &theta_s, returned + j);
-      ++r.reductions;
-      check_finite(res2, "a converged pair's true residual");
-      const double err = c.error(r.eigenvalues[i], std::sqrt(res2));
-      r.errors[i] = err;
-      pass[i] = err < s.tol;
-    }
-    i0 += count;
-  }
-  // The converged pairs are the leading ones, best first by `which`: a pair that fails leaves a gap,
-  // and the passing pairs after it are not counted either, so that the nconv pairs returned are the
-  // best nconv values with none missing in between (a failing wanted pair among passing ones that were
-  // all counted was reported as converged with the next value in its place). Columns stay in order.
-  const int kept = static_cast<int>(std::find(pass.begin(), pass.end(), 0) - pass.begin());
-  if (kept == k) return;
-  r.nconv = kept;
-  r.residual_rejected = static_cast<int>(std::count(pass.begin(), pass.end(), 0));
-  if (r.reason == Reason::Converged && kept < s.nev) r.reason = Reason::ResidualCheck;
 }
 
 } // namespace cudalanczos::detail

@@ -1,5 +1,5 @@
-// Scaling into range and the true-residual check: what solve() does around either driver. Internal to
-// src/core (docs/algorithm.md, "Scaling into range" and "The true-residual check").
+// Scaling into range: what solve() does around either driver so that squared norms stay in range.
+// Internal to src/core (docs/algorithm.md, "Scaling into range").
 //
 // The drivers measure vectors by their squared norms (w^T w, one fused reduction). For unit vectors
 // those are at most ||A||^2, and the smallest that decide anything are a breakdown's (16 eps ||A||)^2 and
@@ -12,7 +12,7 @@
 // cost a pass over the vector per product on a GPU.
 #pragma once
 
-#include "core/lanczos_driver.hpp"
+#include "core/solve_types.hpp"
 
 #include <limits>
 
@@ -49,18 +49,5 @@ Settings scaled_settings(Settings s, int e);
 /// (scaled_settings scales the target alike). Empty ones stay empty: the defaults (relative error,
 /// value + shift) are the same in the scaled units, and exact there.
 Callbacks scaled_callbacks(const Callbacks &user, int e, bool translation_map);
-
-/// check_residuals applies the operator to at most this many columns at once (block steps: their size).
-inline constexpr int kResidualBlock = 16;
-
-/// The true-residual check of the converged pairs (columns 0..r.nconv-1, eigenvalues r.eigenvalues as
-/// reported, i.e. theta - shift): ||A x - theta x|| for each, from products in blocks of up to
-/// kResidualBlock columns (of `block` where that is above 1) into the columns after the returned ones,
-/// then Callbacks::error against tol. The pairs counted converged afterwards are the leading ones that
-/// pass, up to the first that fails (a pair after it would leave a gap in the values returned); the
-/// columns keep their order. r.errors of the checked pairs become the errors of their true residuals.
-/// Sets r.residuals_checked, r.residual_rejected (the pairs that failed), and r.reason to ResidualCheck
-/// when fewer than nev remain.
-void check_residuals(Backend &b, const Settings &s, const Callbacks &c, int block, Result &r);
 
 } // namespace cudalanczos::detail

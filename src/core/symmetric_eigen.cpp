@@ -211,28 +211,48 @@ int tridiagonal_qr(int n, double *d, double *e, double *Z, int ldz, int zrows)
 
 void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz) { symmetric_eigen(n, S, lds, w, Z, ldz, n); }
 
-void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, int zrows)
-{
-  if (n < 0) throw Error("symmetric_eigen: negative order n = " + std::to_string(n));
-  if (n == 0) return;
-  if (!S || !w) throw Error("symmetric_eigen: S or w is null");
-  if (lds < n) throw Error("symmetric_eigen: lds = " + std::to_string(lds) + " < n = " + std::to_string(n));
-  if (zrows < 0 || zrows > n)
-    throw Error("symmetric_eigen: zrows = " + std::to_string(zrows) + " outside 0..n = " + std::to_string(n));
-  if (Z && ldz < std::max(zrows, 1))
-    throw Error("symmetric_eigen: ldz = " + std::to_string(ldz) + " < zrows = " + std::to_string(zrows));
-  const int zr = zrows, z0 = n - zrows; // Z holds rows z0..n-1 of the eigenvector matrix
+namespace {
 
-  // Work on a full symmetric copy of the lower triangle: simpler than updating one triangle, and at
-  // these sizes the n^2 extra doubles do not matter. The copy is in reversed order, A = P S P with P
-  // the reversal (so the eigenvectors of S are P times those of A: Z starts as P). A thick restart's
-  // matrix is an arrowhead of the kept columns followed by a tridiagonal tail; reversed, the tail comes
-  // first and its columns are already tridiagonal, so their reflectors are the identity and are skipped:
-  // the reduction costs O(k^3) for k kept columns instead of O(n^3). One core, order 150 with 75 kept:
-  // a look (values and the last row) 2.4-2.6 -> 0.9-1.1 ms, all the vectors 6.6 -> 3.7 ms.
-  const std::size_t nn = static_cast<std::size_t>(n);
-  std::vector<double> A(nn * nn);
-  auto a = [&](int i, int j) -> double & { return A[static_cast<std::size_t>(j) * nn + i]; };
+// The argument checks of symmetric_eigen and hermitian_eigen (`who` names the function). False for n = 0:
+// nothing to do.
+bool check_eigen_arguments(const char *who, int n, const void *S, int lds, const double *w, const void *Z, int ldz, int zrows)
+{
+  const std::string name(who);
+  if (n < 0) throw Error(name + ": negative order n = " + std::to_string(n));
+  if (n == 0) return false;
+  if (!S || !w) throw Error(name + ": S or w is null");
+  if (lds < n) throw Error(name + ": lds = " + std::to_string(lds) + " < n = " + std::to_string(n));
+  if (zrows < 0 || zrows > n)
+    throw Error(name + ": zrows = " + std::to_string(zrows) + " outside 0..n = " + std::to_string(n));
+  if (Z && ldz < std::max(zrows, 1))
+    throw Error(name + ": ldz = " + std::to_string(ldz) + " < zrows = " + std::to_string(zrows));
+  return true;
+}
+
+/// A dense n x n work matrix, column-major.
+template <class T> struct Dense {
+  std::size_t n;
+  std::vector<T> a;
+  explicit Dense(int order, T fill = T(0)) : n(static_cast<std::size_t>(order)), a(n * n, fill) {}
+  T &operator()(int i, int j) { return a[static_cast<std::size_t>(j) * n + i]; }
+};
+
+/// The indices of d in ascending order of their values; stable_sort keeps ties deterministic.
+std::vector<int> ascending_order(const std::vector<double> &d)
+{
+  std::vector<int> order(d.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return d[i] < d[j]; });
+  return order;
+}
+
+// A full symmetric copy of S's lower triangle, in reversed order (A = P S P with P the reversal), scaled
+// by 2^-p (exact) so that the Householder products cannot overflow; returns p. A thick restart's matrix
+// is an arrowhead of the kept columns followed by a tridiagonal tail; reversed, the tail comes first and
+// its columns are already tridiagonal, so their reflectors are the identity and are skipped: the
+// reduction costs O(k^3) for k kept columns instead of O(n^3) (docs/tuning.md#core-reversed-reduction).
+int reversed_scaled_copy(int n, const double *S, int lds, Dense<double> &a)
+{
   double amax = 0.0;
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) {
@@ -243,76 +263,93 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
       a(n - 1 - i, n - 1 - j) = a(n - 1 - j, n - 1 - i) = v;
       amax = std::max(amax, std::abs(v));
     }
-  // Power-of-two scaling (exact) so that the Householder products cannot overflow; undone on w.
   int p = 0;
   if (amax > 0.0) std::frexp(amax, &p);
-  for (double &v : A) v = std::ldexp(v, -p);
+  for (double &v : a.a) v = std::ldexp(v, -p);
+  return p;
+}
 
-  if (Z) // rows z0..n-1 of the reversal P
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < zr; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = (z0 + i == n - 1 - j) ? 1.0 : 0.0;
+// The reflector of column k (Golub & Van Loan, Algorithm 8.3.1): H_k = I - tau v v^T, v(0) = 1, which
+// zeroes A(k+2:n, k); d[k] and e[k] receive the diagonal entry and the new off-diagonal. False where the
+// column is already tridiagonal: H_k = I (as dlarfg).
+bool reflector(int n, int k, Dense<double> &a, double *d, double *e, std::vector<double> &v, double &tau)
+{
+  const int m = n - k - 1; // length of x = A(k+1:n, k)
+  const double alpha = a(k + 1, k);
+  // ||x(2:m)||, scaled by its largest entry so that the squares cannot overflow or underflow.
+  double xmax = 0.0;
+  for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
+  double xnorm = 0.0;
+  if (xmax > 0.0) {
+    double ss = 0.0;
+    for (int i = k + 2; i < n; ++i) ss += (a(i, k) / xmax) * (a(i, k) / xmax);
+    xnorm = xmax * std::sqrt(ss);
+  }
+  d[k] = a(k, k);
+  if (xnorm == 0.0) {
+    e[k] = alpha;
+    return false;
+  }
+  // As LAPACK's dlarfg: beta = -sign(alpha) ||x|| avoids cancellation in alpha - beta.
+  const double beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
+  tau = (beta - alpha) / beta;
+  const double inv = 1.0 / (alpha - beta);
+  v[0] = 1.0;
+  for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k) * inv;
+  e[k] = beta;
+  return true;
+}
 
-  // Householder tridiagonalization (Golub & Van Loan, Algorithm 8.3.1): H_k = I - tau v v^T, v(k+1) = 1,
-  // zeroes A(k+2:n, k). A <- H_k A H_k and Z <- Z H_k, so that S = Z T Z^T throughout.
-  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1), v(nn), pw(nn), zv(Z ? static_cast<std::size_t>(zrows) : 0);
+// Two-sided update of the trailing block B = A(k+1:n, k+1:n) by H_k:
+//   p = tau B v,  w = p - (tau/2)(p^T v) v,  B <- B - v w^T - w v^T.
+// B is symmetric (kept exactly so: the update adds the same two products to a(i, j) and a(j, i)), so row
+// i of B is read as its column i: contiguous, unlike the row (docs/tuning.md#core-householder-loops).
+void reflect_trailing(int n, int k, Dense<double> &a, const std::vector<double> &v, double tau, std::vector<double> &pw)
+{
+  const int m = n - k - 1;
+  double pv = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const double *bi = &a(k + 1, k + 1 + i);
+    double sum = 0.0;
+    for (int j = 0; j < m; ++j) sum += bi[j] * v[j];
+    pw[i] = tau * sum;
+    pv += pw[i] * v[i];
+  }
+  const double half = 0.5 * tau * pv;
+  for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * pw[j] + pw[i] * v[j];
+}
+
+// Z(:, k+1:n) <- Z(:, k+1:n) H_k = Z - tau (Z v) v^T, for Z's zr rows. Column by column (contiguous),
+// each zv[i] summed over j in the same order as row by row. Each row of Z is updated on its own, so
+// keeping only the last rows gives them bit for bit.
+void reflect_rows(int n, int k, const std::vector<double> &v, double tau, double *Z, int ldz, int zr, std::vector<double> &zv)
+{
+  const int m = n - k - 1;
+  std::fill(zv.begin(), zv.end(), 0.0);
+  for (int j = 0; j < m; ++j) {
+    const double *zj = Z + static_cast<std::ptrdiff_t>(k + 1 + j) * ldz;
+    for (int i = 0; i < zr; ++i) zv[i] += zj[i] * v[j];
+  }
+  for (int i = 0; i < zr; ++i) zv[i] *= tau;
+  for (int j = 0; j < m; ++j) {
+    double *zj = Z + static_cast<std::ptrdiff_t>(k + 1 + j) * ldz;
+    for (int i = 0; i < zr; ++i) zj[i] -= zv[i] * v[j];
+  }
+}
+
+// Householder tridiagonalization of A into d (diagonal) and e (off-diagonal), the reflections applied to
+// Z's zr rows from the right, so that S = Z T Z^T throughout.
+void tridiagonalize(int n, Dense<double> &a, std::vector<double> &d, std::vector<double> &e, double *Z, int ldz, int zr)
+{
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<double> v(nn), pw(nn), zv(Z ? static_cast<std::size_t>(zr) : 0);
   for (int k = 0; k + 2 < n; ++k) {
-    const int m = n - k - 1; // length of x = A(k+1:n, k)
-    const double alpha = a(k + 1, k);
-    // ||x(2:m)||, scaled by its largest entry so that the squares cannot overflow or underflow.
-    double xmax = 0.0;
-    for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
-    double xnorm = 0.0;
-    if (xmax > 0.0) {
-      double ss = 0.0;
-      for (int i = k + 2; i < n; ++i) ss += (a(i, k) / xmax) * (a(i, k) / xmax);
-      xnorm = xmax * std::sqrt(ss);
-    }
-    d[k] = a(k, k);
-    if (xnorm == 0.0) { // already tridiagonal in this column: H_k = I (as dlarfg)
-      e[k] = alpha;
-      continue;
-    }
-    // As LAPACK's dlarfg: beta = -sign(alpha) ||x|| avoids cancellation in alpha - beta.
-    const double beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
-    const double tau = (beta - alpha) / beta;
-    const double inv = 1.0 / (alpha - beta);
-    v[0] = 1.0;
-    for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k) * inv;
-    e[k] = beta;
-
-    // Two-sided update of the trailing block B = A(k+1:n, k+1:n):
-    //   p = tau B v,  w = p - (tau/2)(p^T v) v,  B <- B - v w^T - w v^T.
-    // B is symmetric (kept exactly so: the update below adds the same two products to a(i, j) and
-    // a(j, i)), so row i of B is read as its column i: contiguous, unlike the row (the inner loops
-    // of this function ran at a few hundred microseconds for n = 48 with strided rows).
-    double pv = 0.0;
-    for (int i = 0; i < m; ++i) {
-      const double *bi = &a(k + 1, k + 1 + i);
-      double sum = 0.0;
-      for (int j = 0; j < m; ++j) sum += bi[j] * v[j];
-      pw[i] = tau * sum;
-      pv += pw[i] * v[i];
-    }
-    const double half = 0.5 * tau * pv;
-    for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * pw[j] + pw[i] * v[j];
-
-    // Z(:, k+1:n) <- Z(:, k+1:n) H_k = Z - tau (Z v) v^T.
-    // Column by column (contiguous), each zv[i] summed over j in the same order as row by row. Each
-    // row of Z is updated on its own, so keeping only the last rows gives them bit for bit.
-    if (Z) {
-      std::fill(zv.begin(), zv.end(), 0.0);
-      for (int j = 0; j < m; ++j) {
-        const double *zj = Z + static_cast<std::ptrdiff_t>(k + 1 + j) * ldz;
-        for (int i = 0; i < zr; ++i) zv[i] += zj[i] * v[j];
-      }
-      for (int i = 0; i < zr; ++i) zv[i] *= tau;
-      for (int j = 0; j < m; ++j) {
-        double *zj = Z + static_cast<std::ptrdiff_t>(k + 1 + j) * ldz;
-        for (int i = 0; i < zr; ++i) zj[i] -= zv[i] * v[j];
-      }
-    }
+    double tau = 0;
+    if (!reflector(n, k, a, d.data(), e.data(), v, tau)) continue;
+    reflect_trailing(n, k, a, v, tau, pw);
+    if (Z) reflect_rows(n, k, v, tau, Z, ldz, zr, zv);
   }
   // The last 2 x 2 (or 1 x 1) is already tridiagonal.
   if (n >= 2) {
@@ -320,13 +357,28 @@ void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, i
     e[n - 2] = a(n - 1, n - 2);
   }
   d[n - 1] = a(n - 1, n - 1);
+}
 
+} // namespace
+
+void symmetric_eigen(int n, double *S, int lds, double *w, double *Z, int ldz, int zrows)
+{
+  if (!check_eigen_arguments("symmetric_eigen", n, S, lds, w, Z, ldz, zrows)) return;
+  const int zr = zrows, z0 = n - zrows; // Z holds rows z0..n-1 of the eigenvector matrix
+  // A full symmetric copy: simpler than updating one triangle, and at these sizes the n^2 extra doubles
+  // do not matter. Reversed, so the eigenvectors of S are P times those of A: Z starts as P's rows z0..n-1.
+  const std::size_t nn = static_cast<std::size_t>(n);
+  Dense<double> a(n);
+  const int p = reversed_scaled_copy(n, S, lds, a);
+  if (Z)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < zr; ++i) Z[static_cast<std::ptrdiff_t>(j) * ldz + i] = (z0 + i == n - 1 - j) ? 1.0 : 0.0;
+  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1);
+  tridiagonalize(n, a, d, e, Z, ldz, zr);
   tridiagonal_qr(n, d.data(), e.data(), Z, ldz, zr);
 
-  // Ascending order; Z's columns follow their eigenvalues. stable_sort keeps ties deterministic.
-  std::vector<int> order(nn);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return d[i] < d[j]; });
+  // Ascending order, the scale undone; Z's columns follow their eigenvalues.
+  const std::vector<int> order = ascending_order(d);
   for (int j = 0; j < n; ++j) w[j] = std::ldexp(d[order[j]], p);
   if (Z) {
     const std::size_t rr = static_cast<std::size_t>(zr);
@@ -343,23 +395,14 @@ void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::co
   hermitian_eigen(n, S, lds, w, Z, ldz, n);
 }
 
-void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz, int zrows)
-{
-  using C = std::complex<double>;
-  if (n < 0) throw Error("hermitian_eigen: negative order n = " + std::to_string(n));
-  if (n == 0) return;
-  if (!S || !w) throw Error("hermitian_eigen: S or w is null");
-  if (lds < n) throw Error("hermitian_eigen: lds = " + std::to_string(lds) + " < n = " + std::to_string(n));
-  if (zrows < 0 || zrows > n)
-    throw Error("hermitian_eigen: zrows = " + std::to_string(zrows) + " outside 0..n = " + std::to_string(n));
-  if (Z && ldz < std::max(zrows, 1))
-    throw Error("hermitian_eigen: ldz = " + std::to_string(ldz) + " < zrows = " + std::to_string(zrows));
+namespace {
 
-  // A full Hermitian copy of the lower triangle (the block variant's matrices are small: no reversal
-  // or partial-row economy as in symmetric_eigen), scaled by a power of two (exact; undone on w).
-  const std::size_t nn = static_cast<std::size_t>(n);
-  std::vector<C> A(nn * nn);
-  auto a = [&](int i, int j) -> C & { return A[static_cast<std::size_t>(j) * nn + i]; };
+using C = std::complex<double>;
+
+// A full Hermitian copy of S's lower triangle (the block variant's matrices are small: no reversal or
+// partial-row economy as in symmetric_eigen), scaled by 2^-p (exact; undone on w); returns p.
+int hermitian_scaled_copy(int n, const C *S, int lds, Dense<C> &a)
+{
   double amax = 0.0;
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) {
@@ -373,69 +416,72 @@ void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::co
     }
   int p = 0;
   if (amax > 0.0) std::frexp(amax, &p);
-  for (C &v : A) v = C(std::ldexp(v.real(), -p), std::ldexp(v.imag(), -p));
+  for (C &v : a.a) v = C(std::ldexp(v.real(), -p), std::ldexp(v.imag(), -p));
+  return p;
+}
 
-  // Q accumulates the reflections: S = Q T Q^H throughout (Q starts as I).
-  std::vector<C> Q(nn * nn, C(0));
-  for (int i = 0; i < n; ++i) Q[static_cast<std::size_t>(i) * nn + i] = 1.0;
-  auto q = [&](int i, int j) -> C & { return Q[static_cast<std::size_t>(j) * nn + i]; };
-
-  // Householder H_k = I - tau v v^H with v = x - beta e_1, beta = -(x_1/|x_1|) ||x||: Hermitian and
-  // unitary, H_k x = beta e_1, tau = 2 / ||v||^2 real. A <- H_k A H_k, Q <- Q H_k.
-  std::vector<C> sub(nn > 1 ? nn - 1 : 1), v(nn), pw(nn), zv(nn);
-  for (int k = 0; k + 2 < n; ++k) {
-    const int m = n - k - 1; // x = A(k+1:n, k)
-    const C alpha = a(k + 1, k);
-    double xmax = std::abs(alpha);
-    for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
-    double tail = 0.0; // ||x(2:m)||^2 / xmax^2
-    if (xmax > 0.0)
-      for (int i = k + 2; i < n; ++i) tail += std::norm(a(i, k) / xmax);
-    if (tail == 0.0) { // already tridiagonal in this column (or zero): H_k = I
-      sub[k] = alpha;
-      continue;
-    }
-    const double xnorm = xmax * std::sqrt(std::norm(alpha / xmax) + tail);
-    const double aabs = std::abs(alpha);
-    const C phase = aabs > 0 ? alpha / aabs : C(1);
-    const C beta = -phase * xnorm;
-    v[0] = alpha - beta; // = phase (|alpha| + ||x||): no cancellation
-    for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k);
-    const double vnorm2 = 2 * xnorm * (xnorm + aabs); // ||v||^2
-    const double tau = 2.0 / vnorm2;
-    sub[k] = beta;
-    for (int i = k + 2; i < n; ++i) a(i, k) = a(k, i) = 0.0;
-    a(k + 1, k) = beta;
-    a(k, k + 1) = std::conj(beta);
-
-    // B = A(k+1:n, k+1:n) <- H B H = B - v w^H - w v^H, p = tau B v, w = p - (tau/2)(v^H p) v
-    // (v^H p = tau v^H B v is real: B is Hermitian).
-    C vp = 0.0;
-    for (int i = 0; i < m; ++i) {
-      C sum = 0.0;
-      for (int j = 0; j < m; ++j) sum += a(k + 1 + i, k + 1 + j) * v[j];
-      pw[i] = tau * sum;
-      vp += std::conj(v[i]) * pw[i];
-    }
-    const double half = 0.5 * tau * vp.real();
-    for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * std::conj(pw[j]) + pw[i] * std::conj(v[j]);
-    for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + i) = a(k + 1 + i, k + 1 + i).real();
-
-    // Q(:, k+1:n) <- Q(:, k+1:n) - tau (Q v) v^H.
-    std::fill(zv.begin(), zv.end(), C(0));
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < n; ++i) zv[i] += q(i, k + 1 + j) * v[j];
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < n; ++i) q(i, k + 1 + j) -= tau * zv[i] * std::conj(v[j]);
+// The reflector of column k: H_k = I - tau v v^H with v = x - beta e_1, beta = -(x_1/|x_1|) ||x||,
+// x = A(k+1:n, k): Hermitian and unitary, H_k x = beta e_1, tau = 2 / ||v||^2 real. Column k becomes
+// (beta, 0, ...) and sub[k] = beta. False where the column is already tridiagonal (or zero): H_k = I.
+bool hermitian_reflector(int n, int k, Dense<C> &a, std::vector<C> &sub, std::vector<C> &v, double &tau)
+{
+  const int m = n - k - 1;
+  const C alpha = a(k + 1, k);
+  double xmax = std::abs(alpha);
+  for (int i = k + 2; i < n; ++i) xmax = std::max(xmax, std::abs(a(i, k)));
+  double tail = 0.0; // ||x(2:m)||^2 / xmax^2
+  if (xmax > 0.0)
+    for (int i = k + 2; i < n; ++i) tail += std::norm(a(i, k) / xmax);
+  if (tail == 0.0) {
+    sub[k] = alpha;
+    return false;
   }
-  if (n >= 2) sub[n - 2] = a(n - 1, n - 2);
+  const double xnorm = xmax * std::sqrt(std::norm(alpha / xmax) + tail);
+  const double aabs = std::abs(alpha);
+  const C phase = aabs > 0 ? alpha / aabs : C(1);
+  const C beta = -phase * xnorm;
+  v[0] = alpha - beta; // = phase (|alpha| + ||x||): no cancellation
+  for (int i = 1; i < m; ++i) v[i] = a(k + 1 + i, k);
+  const double vnorm2 = 2 * xnorm * (xnorm + aabs); // ||v||^2
+  tau = 2.0 / vnorm2;
+  sub[k] = beta;
+  for (int i = k + 2; i < n; ++i) a(i, k) = a(k, i) = 0.0;
+  a(k + 1, k) = beta;
+  a(k, k + 1) = std::conj(beta);
+  return true;
+}
 
-  // T = D T' D^H with D = diag(phi), phi_0 = 1, phi_{k+1} = phi_k sub_k / |sub_k|: T' real symmetric
-  // tridiagonal with off-diagonal |sub_k|. Then S = (Q D) T' (Q D)^H.
-  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1);
-  std::vector<C> phi(nn);
+// B = A(k+1:n, k+1:n) <- H B H = B - v w^H - w v^H, p = tau B v, w = p - (tau/2)(v^H p) v (v^H p = tau
+// v^H B v is real: B is Hermitian); then Q(:, k+1:n) <- Q(:, k+1:n) - tau (Q v) v^H.
+void reflect_hermitian(int n, int k, Dense<C> &a, Dense<C> &q, const std::vector<C> &v, double tau, std::vector<C> &pw,
+                       std::vector<C> &zv)
+{
+  const int m = n - k - 1;
+  C vp = 0.0;
+  for (int i = 0; i < m; ++i) {
+    C sum = 0.0;
+    for (int j = 0; j < m; ++j) sum += a(k + 1 + i, k + 1 + j) * v[j];
+    pw[i] = tau * sum;
+    vp += std::conj(v[i]) * pw[i];
+  }
+  const double half = 0.5 * tau * vp.real();
+  for (int i = 0; i < m; ++i) pw[i] -= half * v[i];
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + j) -= v[i] * std::conj(pw[j]) + pw[i] * std::conj(v[j]);
+  for (int i = 0; i < m; ++i) a(k + 1 + i, k + 1 + i) = a(k + 1 + i, k + 1 + i).real();
+
+  std::fill(zv.begin(), zv.end(), C(0));
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) zv[i] += q(i, k + 1 + j) * v[j];
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) q(i, k + 1 + j) -= tau * zv[i] * std::conj(v[j]);
+}
+
+// T = D T' D^H with D = diag(phi), phi_0 = 1, phi_{k+1} = phi_k sub_k / |sub_k|: T' real symmetric
+// tridiagonal (d, e) with off-diagonal |sub_k|. Then S = (Q D) T' (Q D)^H.
+std::vector<C> real_tridiagonal(int n, Dense<C> &a, const std::vector<C> &sub, std::vector<double> &d, std::vector<double> &e)
+{
+  std::vector<C> phi(static_cast<std::size_t>(n));
   phi[0] = 1.0;
   for (int k = 0; k < n; ++k) d[k] = a(k, k).real();
   for (int k = 0; k + 1 < n; ++k) {
@@ -443,14 +489,35 @@ void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::co
     e[k] = r;
     phi[k + 1] = r > 0 ? phi[k] * (sub[k] / r) : phi[k];
   }
+  return phi;
+}
+
+} // namespace
+
+void hermitian_eigen(int n, std::complex<double> *S, int lds, double *w, std::complex<double> *Z, int ldz, int zrows)
+{
+  if (!check_eigen_arguments("hermitian_eigen", n, S, lds, w, Z, ldz, zrows)) return;
+  const std::size_t nn = static_cast<std::size_t>(n);
+  Dense<C> a(n);
+  const int p = hermitian_scaled_copy(n, S, lds, a);
+  // Q accumulates the reflections: S = Q T Q^H throughout (Q starts as I).
+  Dense<C> q(n);
+  for (int i = 0; i < n; ++i) q(i, i) = 1.0;
+  std::vector<C> sub(nn > 1 ? nn - 1 : 1), v(nn), pw(nn), zv(nn);
+  for (int k = 0; k + 2 < n; ++k) {
+    double tau = 0;
+    if (hermitian_reflector(n, k, a, sub, v, tau)) reflect_hermitian(n, k, a, q, v, tau, pw, zv);
+  }
+  if (n >= 2) sub[n - 2] = a(n - 1, n - 2);
+
+  std::vector<double> d(nn), e(nn > 1 ? nn - 1 : 1);
+  const std::vector<C> phi = real_tridiagonal(n, a, sub, d, e);
   std::vector<double> Zr(Z ? nn * nn : 0, 0.0);
   if (Z)
     for (int i = 0; i < n; ++i) Zr[static_cast<std::size_t>(i) * nn + i] = 1.0;
   tridiagonal_qr(n, d.data(), e.data(), Z ? Zr.data() : nullptr, n);
 
-  std::vector<int> order(nn);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return d[i] < d[j]; });
+  const std::vector<int> order = ascending_order(d);
   for (int j = 0; j < n; ++j) w[j] = std::ldexp(d[order[j]], p);
   if (!Z) return;
   // Rows z0..n-1 of (Q D) Zr, columns in ascending order of their eigenvalues.

@@ -13,6 +13,7 @@
 //     an operator that changes under the solve makes the check reject pairs and the solve go on.
 #include "core/lanczos_driver.hpp"
 #include "core/driver_support.hpp"
+#include "core/residual_check.hpp"
 #include "core/scaling.hpp"
 #include "host/host_backend.hpp"
 #include "test_support.hpp"

@@ -1,0 +1,145 @@
+// The single-vector Lanczos driver: one class, its members defined by concept across this folder.
+//
+//   driver.cpp                      set-up: validation, the start vector, what a solve reports
+//   lanczos_steps.cpp               the Lanczos step, and a cycle's expansion with full reorthogonalization
+//                                   (chunks of Backend::expand, looks between them, the look-ahead)
+//   partial_reorthogonalization.cpp the expansion with partial reorthogonalization
+//   omega_recurrence.hpp            Simon's estimate of the loss of orthogonality that partial watches
+//   thick_restart.cpp               thick restart with locking: the cycle loop and its steps
+//   verification.cpp                the verification round: its looks, its certificate, its cycle length
+//   slow_convergence.hpp            basis growth and the restart fraction's raise after a stall
+//   unrestarted_lanczos.cpp         the thesis variant: Lanczos without restart, tridiagonal QR, explicit residual
+//
+// Private to src/core: solve() (lanczos_driver.cpp) runs it.
+#pragma once
+
+#include "core/driver/omega_recurrence.hpp"
+#include "core/driver/slow_convergence.hpp"
+#include "core/driver_support.hpp"
+#include "core/purification.hpp"
+#include "core/solve_types.hpp"
+
+#include <limits>
+#include <vector>
+
+namespace cudalanczos::detail {
+
+/// What a thick-restart solve carries from one cycle to the next.
+struct RestartState {
+  int locked = 0;    ///< columns 0..locked-1: converged, final
+  int start = 0;     ///< first column whose step is still to be taken
+  double beta = 0;   ///< coupling of the last column to the residual direction v_m
+  bool verifying = false;
+  int found = 0;     ///< wanted values found in the current verification round
+  std::vector<double> locked_theta, locked_err; ///< the locked pairs' values (as reported) and errors
+  LockedResiduals locked_res;                   ///< for the residual bounds
+  std::vector<double> theta_all, err_all;       ///< the current approximations (all_approximations)
+};
+
+/// What the end of a cycle decided: stop, or start a verification round from a fresh vector (inject),
+/// and the most columns a restart may keep past the locked ones.
+struct CycleDecision {
+  bool done = false;
+  bool inject = false;
+  int keep_limit = 0;
+};
+
+/// Thick-restart Lanczos with locking (or, Variant::Thesis, Lanczos without restart) on a Backend.
+class Driver {
+public:
+  /// `directions`: where Settings::purify keeps its residual directions (purification.hpp).
+  Driver(Backend &b, const Settings &s, const Callbacks &c, ResidualDirections directions);
+
+  /// Runs the chosen variant (Settings::variant) and fills in what it counted.
+  Result run();
+
+private:
+  // driver.cpp: set-up.
+  void validate() const;
+  void start_vector();
+
+  // lanczos_steps.cpp: the Lanczos step and a cycle's expansion.
+  double orthogonalize(int k, int col, std::vector<Scalar> &h, double &before, bool &lost);
+  bool fresh_direction(int k, int col, bool breakdown = true);
+  void step(int j, double beta_prev, bool full, double &alpha, double &beta, bool &exhausted);
+  void finish_column(int col, double &beta, double norm, bool lost, bool &exhausted);
+  void fresh_or_zero(int col, bool &exhausted);
+  int extend_full(int start, int m, bool &exhausted, double &beta);
+  int hinted(int j, int end) const;
+  bool look_ahead(int stop, int next_stop, int reach, bool &queued);
+  bool take_record(int jj, const StepRecord &rec, int m, double &beta, bool &exhausted);
+
+  // partial_reorthogonalization.cpp: partial reorthogonalization.
+  bool partial_active() const;
+  int extend_partial(int start, int m, bool &exhausted, double &beta);
+  void reorthogonalize_column(int t, int m, double &beta, bool &exhausted);
+  void reorthogonalize_restart_column(int col);
+  void orthonormalize_returned(int k);
+
+  // thick_restart.cpp: thick restart with locking.
+  Result thick_restart();
+  int extend_cycle(bool &exhausted);
+  bool end_early(int e);
+  RitzPairs ritz_pairs(int locked, int e, double b, bool vectors = true) const;
+  int leading_converged(RitzPairs &rp);
+  void start_over_with_full_reorthogonalization(const RitzPairs &rp, int mc);
+  CycleDecision decide_cycle_end(Result &r, const RitzPairs &rp, bool exhausted, int nconv, int newconv);
+  void adapt_to_slow_convergence(const RitzPairs &rp, int newconv, int steps);
+  int kept_pairs(const CycleDecision &d, int na, int newconv) const;
+  void rotate_to_kept(const RitzPairs &rp, int mc, int keep);
+  int lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, bool inject);
+  void restart_from_residual(const RitzPairs &rp, int mc, int kcols, int lock, int keep);
+  Result finish(Result &r, const RitzPairs &rp, int mc, int nconv, int keep);
+  Result return_pairs(Result &r, int kcols);
+
+  // verification.cpp: the verification round.
+  bool verification_look(const RitzPairs &rp, int e);
+  void size_next_cycle(CycleDecision &d, const RitzPairs &rp, int newconv, bool fresh_cycle);
+  void keep_room_for_complement();
+  int certificate_steps(const RitzPairs &rp, int newconv, const std::vector<double> &locked_theta, int locked_after) const;
+  bool complement_certified(const std::vector<double> &w, int locked, double worst, double slack) const;
+
+  // unrestarted_lanczos.cpp: the thesis variant.
+  Result unrestarted_lanczos();
+  double explicit_residual_error(int k, const double *z, double theta, double &xx);
+
+  /// The projected matrix, column-major with leading dimension cap_ (the largest basis a solve may grow to).
+  double &S(int i, int j) { return S_[i + static_cast<std::size_t>(j) * cap_]; }
+  double S(int i, int j) const { return S_[i + static_cast<std::size_t>(j) * cap_]; }
+
+  Backend &b_;
+  Settings s_;
+  Callbacks c_;
+  index_t n_ = 0;
+  int cap_ = 0; // thick restart: most basis columns (ncv, or ncv_max when the basis may grow)
+  int m_ = 0;   // thick restart: basis columns of the current cycle, ncv <= m_ <= cap_
+  double anorm_ = 0;                // running estimate of ||A||: max ||A v_j||
+  std::vector<Scalar> h_;           // orthogonalization coefficients of the current step
+  std::vector<StepRecord> records_; // what Backend::expand reports
+  std::vector<double> S_;           // projected matrix (thick restart), cap_ x cap_ column-major
+  RestartState t_;                  // thick restart: what carries from cycle to cycle
+  long matvecs_ = 0, reductions_ = 0;
+  int breakdowns_ = 0;
+  int fresh_ = 0;                    // fresh random directions drawn (each gets its own seed)
+  int chunk_ = 8;                    // extend_partial: steps per expand_partial call
+  long discarded_ = 0;               // extend_partial: steps run past one that needed a full pass
+  long lookahead_discarded_ = 0;     // look_ahead: queued steps a device ran before a look ended the cycle
+  long lookahead_dropped_steps_ = 0; // look_ahead: queued steps dropped, whether a device ran them or not
+  long matvecs_to_nev_ = -1;         // products when nev pairs had first converged (-1: not yet)
+  int look_hint_ = 0;                // where a look predicted the cycle may end (0: nowhere); see hinted()
+  int queued_end_ = 0;               // the end of the steps look_ahead queued
+  long full_passes_ = 0;             // steps orthogonalized against the whole basis
+  OmegaRecurrence omega_;            // partial reorthogonalization's estimate of the loss of orthogonality
+  int segment_start_ = 0;            // first step after the last restart
+  bool partial_blocked_ = false;     // a wanted pair needs more than semi-orthogonality: full from now on
+  bool restarted_full_ = false;      // the solve started over with full reorthogonalization
+  bool verify_fresh_ = false;        // this cycle extends a fresh verification vector alone
+  int m_resume_ = 0;                 // the cycle length to return to after a round's long first cycle
+  double restart_ = 0.5;             // the restart fraction in effect (Settings::restart, raised on a stall)
+  bool restart_raised_ = false;      //   whether a stall raised it
+  RestartStall stall_;               // Settings::restart_raise
+  BasisGrowth growth_;               // Settings::ncv_max
+  ResidualDirections pur_;           // Settings::purify
+};
+
+} // namespace cudalanczos::detail

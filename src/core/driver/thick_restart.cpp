@@ -1,0 +1,267 @@
+// Thick-restart Lanczos (Wu & Simon 2000; Stathopoulos, Saad & Wu 1998) with locking (driver.hpp).
+//
+// After m steps: A V_m = V_m S + beta v_m e_m^T, S symmetric: diagonal on the locked part, arrowhead
+// plus tridiagonal on the active part. S's active block is diagonalized, the best Ritz vectors kept,
+// converged ones locked (their coupling dropped: it is below tol), and the recurrence resumes.
+//
+// Multiplicities: a Krylov space grown from one vector holds one direction of each eigenspace, so a
+// second copy of an eigenvalue only appears through rounding, if at all. With Settings::verify, once
+// nev pairs have converged the search goes on from a fresh random vector orthogonal to everything
+// locked (verification.cpp), until the best Ritz value of that complement has converged and is worse
+// than the nev-th wanted value; a round that found new wanted values is followed by another.
+#include "core/driver/driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cudalanczos::detail {
+
+Result Driver::thick_restart()
+{
+  m_ = s_.ncv; // this cycle's basis size: grows (adapt_to_slow_convergence) when convergence is slow
+  S_.assign(static_cast<std::size_t>(cap_) * cap_, 0.0);
+  t_ = RestartState{};
+  Result r;
+  for (r.its = 1;; ++r.its) {
+    bool exhausted = false;
+    const int mc = extend_cycle(exhausted); // where this cycle ends: m_, or earlier when end_early allows
+    RitzPairs rp = ritz_pairs(t_.locked, mc, t_.beta);
+    const int newconv = leading_converged(rp);
+    const int nconv = t_.locked + newconv;
+    all_approximations(s_, t_.locked_theta, t_.locked_err, rp, t_.theta_all, t_.err_all);
+    if (c_.monitor) c_.monitor(r.its, nconv, t_.theta_all.data(), t_.err_all.data(), mc);
+    if (partial_blocked_ && !restarted_full_) {
+      start_over_with_full_reorthogonalization(rp, mc);
+      continue;
+    }
+    const bool fresh_cycle = verify_fresh_;
+    CycleDecision d = decide_cycle_end(r, rp, exhausted, nconv, newconv);
+    size_next_cycle(d, rp, newconv, fresh_cycle);
+    if (!d.done && !d.inject) adapt_to_slow_convergence(rp, newconv, mc - t_.start);
+    const int keep = kept_pairs(d, rp.na, newconv);
+    rotate_to_kept(rp, mc, keep);
+    if (d.done) return finish(r, rp, mc, nconv, keep);
+    // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
+    // orthogonal to the locked ones) becomes column kcols.
+    const int kcols = t_.locked + keep;
+    const int lock = lock_converged(rp, mc, newconv, keep, d.inject);
+    if (!d.inject) restart_from_residual(rp, mc, kcols, lock, keep);
+    else if (!fresh_direction(kcols, kcols, false)) { // the locked vectors span everything
+      r.nconv = nconv;
+      r.reason = Reason::Converged;
+      return return_pairs(r, kcols);
+    }
+    t_.locked += lock;
+    t_.start = kcols;
+    if (t_.verifying) keep_room_for_complement();
+  }
+}
+
+// Extends the basis from t_.start to m_ columns; returns where the cycle ended.
+int Driver::extend_cycle(bool &exhausted)
+{
+  segment_start_ = t_.start;
+  look_hint_ = 0;
+  // (A verification round's random vector meets the locked vectors in every partial step's pass.)
+  if (!partial_active()) return extend_full(t_.start, m_, exhausted, t_.beta);
+  return extend_partial(t_.start, m_, exhausted, t_.beta);
+}
+
+// Whether the cycle may end after e columns, before m (see extend_full). A value better than the ones
+// that converged may still surface in the rest of the cycle, and only the verification round would
+// then look for it: without the verification, only once the solve has looked as far as plain thick
+// restart's first convergence test (unverified_early_end_products). Two cases pay: the last missing
+// wanted pairs have converged (k = 1 converges in a few steps where a cycle is ncv, and a restart one
+// step short of tol would otherwise run a whole second cycle), and a verification round is complete or,
+// in its first cycle, certified (verification_look). e = -1 asks whether to go in chunks at all.
+bool Driver::end_early(int e)
+{
+  const bool may_end = s_.verify || matvecs_ >= unverified_early_end_products(s_, n_);
+  const bool last_wanted = may_end && !t_.verifying && s_.nev - t_.locked <= 2;
+  const int na = e - t_.locked;
+  if (!t_.verifying && !last_wanted) return false;
+  if (e < 0) return true;
+  if (na < 2 || e >= m_ || m_ >= n_) return false; // a cycle that can hold the whole space ends exact
+  const RitzPairs rp = ritz_pairs(t_.locked, e, S(e - 1, e), false); // values and residuals only
+  if (t_.verifying) return verification_look(rp, e);
+  // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
+  // limits every pair computed after it (the verification's), and a full cycle would usually have
+  // taken it far below tol anyway. Without the verification no pair follows: one digit, for the
+  // floor partial reorthogonalization puts under the residuals at the cycle's end.
+  const double margin = s_.verify ? 1e-2 : 1e-1;
+  int newconv = 0;
+  while (newconv < na && rp.err[newconv] < margin * s_.tol) ++newconv;
+  return t_.locked + newconv >= s_.nev;
+}
+
+// The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
+// of column e-1 to the residual direction v_e).
+RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors) const
+{
+  const int na = e - locked;
+  std::vector<double> A(static_cast<std::size_t>(na) * na);
+  for (int jj = 0; jj < na; ++jj)
+    for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
+  return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
+}
+
+// The leading converged Ritz pairs of the active block (in the order of `which`, stopping at the first
+// that is not). With a semi-orthogonal basis the true residual is only known down to about
+// omega ||A||: claim no more. A wanted pair stopped by that floor switches the solve to full
+// reorthogonalization (partial_blocked_): one that has reached it, or, as soon as it is seen, one whose
+// value is so small against ||A|| that the floor itself misses tol (the smallest eigenvalues of a
+// Laplacian; docs/tuning.md#core-partial-reorthogonalizations-residual-floor).
+int Driver::leading_converged(RitzPairs &rp)
+{
+  int newconv = 0;
+  bool leading = true;
+  for (int q = 0; q < rp.na; ++q) {
+    const int i = rp.order[q];
+    if (partial_active()) {
+      const double floor = 16 * omega_limit * anorm_;
+      const bool out_of_reach = q < s_.nev - t_.locked && c_.error(rp.w[i] - s_.shift, floor) >= s_.tol;
+      if (out_of_reach) partial_blocked_ = true;
+      rp.res[q] = std::max(rp.res[q], floor);
+      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
+    }
+    if (leading && rp.err[q] < s_.tol) ++newconv;
+    else leading = false;
+  }
+  return newconv;
+}
+
+// A wanted pair needs more orthogonality than partial reorthogonalization kept (partial_blocked_): the
+// kept vectors carry that loss, so start over with full reorthogonalization from the sum of the current
+// best Ritz vectors, which keeps most of the progress in one start vector.
+void Driver::start_over_with_full_reorthogonalization(const RitzPairs &rp, int mc)
+{
+  restarted_full_ = true;
+  const int locked = t_.locked, na = rp.na;
+  std::vector<Scalar> coef(mc, Scalar(0));
+  for (int i = 0; i < locked; ++i) coef[i] = 1.0;
+  for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
+    for (int ii = 0; ii < na; ++ii) coef[locked + ii] += rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
+  b_.combine(0, mc, coef.data(), m_ + 1);
+  b_.copy_column(m_ + 1, 0);
+  const double nrm2 = squared_norm(b_, 0);
+  ++reductions_;
+  b_.scale(0, 1.0 / std::sqrt(nrm2));
+  std::fill(S_.begin(), S_.end(), 0.0);
+  t_.locked_theta.clear();
+  t_.locked_err.clear();
+  t_.locked_res.clear();
+  pur_.clear();
+  t_.locked = t_.start = 0;
+  t_.verifying = false;
+  t_.found = 0;
+}
+
+// Stop, start a verification round, or restart as usual (end_cycle); a round needs two columns past the
+// converged pairs.
+CycleDecision Driver::decide_cycle_end(Result &r, const RitzPairs &rp, bool exhausted, int nconv, int newconv)
+{
+  const CycleEnd end = end_cycle(s_, c_, r, exhausted, nconv, newconv, m_ - nconv >= 2, verify_fresh_, rp, t_.locked_theta,
+                                 anorm_, t_.verifying, t_.found, [&](double worst, double slack) {
+                                   return complement_certified(rp.w, t_.locked, worst, slack);
+                                 });
+  if (matvecs_to_nev_ < 0 && nconv >= s_.nev) matvecs_to_nev_ = matvecs_; // what follows is verification
+  CycleDecision d;
+  d.done = end.done;
+  d.inject = end.inject;
+  d.keep_limit = cap_;
+  verify_fresh_ = d.inject; // the next cycle is the Krylov space of the fresh vector alone
+  if (d.inject) {
+    t_.found = 0;
+    if (m_ - nconv < 2) d.done = true, r.reason = Reason::Converged, r.verification_cut = true; // no room left for a complement
+  }
+  return d;
+}
+
+// A cycle that converged nothing and kept no round going: the basis may grow (BasisGrowth), and the
+// restart fraction rise after a stall (RestartStall); `steps`: the steps the cycle took.
+void Driver::adapt_to_slow_convergence(const RitzPairs &rp, int newconv, int steps)
+{
+  const int q = std::min(newconv, rp.na - 1); // the leading unconverged pair
+  if (!t_.verifying) m_ = growth_.after_cycle(newconv, rp.err[q], steps, t_.locked, m_, cap_, s_.tol);
+  if (!s_.restart_raise || restart_ >= 0.5) return;
+  if (stall_.after_cycle(newconv, rp.err[q], rp.w[rp.order[q]], rp.res[q], t_.locked)) restart_ = 0.5, restart_raised_ = true;
+}
+
+// How many Ritz vectors of the active block to keep: the newly converged plus the fraction
+// Settings::restart of the rest, at least one, and room for one more step. A verification round keeps
+// only the converged ones and starts the complement afresh.
+int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
+{
+  if (d.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
+  if (d.inject) return newconv;
+  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv)});
+}
+
+// V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the identity on the locked part.
+void Driver::rotate_to_kept(const RitzPairs &rp, int mc, int keep)
+{
+  const int locked = t_.locked, na = rp.na, kcols = locked + keep;
+  std::vector<Scalar> Q(static_cast<std::size_t>(mc) * kcols, Scalar(0));
+  for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * mc] = 1.0;
+  for (int q = 0; q < keep; ++q)
+    for (int ii = 0; ii < na; ++ii)
+      Q[(locked + ii) + static_cast<std::size_t>(locked + q) * mc] = rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
+  b_.rotate(mc, kcols, Q.data(), mc);
+}
+
+// Newly converged pairs are locked once their error is below lock_margin * tol (all of them when a
+// verification round starts; never more than the basis keeps); the others stay among the kept ones and
+// keep improving. S restarts as the locked values on the diagonal. Returns how many were locked.
+int Driver::lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, bool inject)
+{
+  int lockable = 0;
+  while (lockable < newconv && rp.err[lockable] < s_.lock_margin * s_.tol) ++lockable;
+  const int lock = std::min(inject ? newconv : lockable, keep); // never more than the basis keeps (all-converged blocks)
+  std::fill(S_.begin(), S_.end(), 0.0);
+  for (int q = 0; q < lock; ++q) {
+    t_.locked_theta.push_back(rp.w[rp.order[q]] - s_.shift);
+    t_.locked_err.push_back(rp.err[q]);
+  }
+  t_.locked_res.lock(rp.res, lock);
+  pur_.keep(b_, mc, rp, t_.beta, 0, lock); // before column mc is overwritten
+  for (int i = 0; i < t_.locked + lock; ++i) S(i, i) = t_.locked_theta[i] + s_.shift;
+  return lock;
+}
+
+// The residual direction v_mc becomes column kcols; the arrow couples it to the kept non-locked Ritz
+// vectors (locked + lock .. kcols - 1).
+void Driver::restart_from_residual(const RitzPairs &rp, int mc, int kcols, int lock, int keep)
+{
+  b_.copy_column(mc, kcols);
+  if (partial_active()) reorthogonalize_restart_column(kcols);
+  for (int q = lock; q < keep; ++q) {
+    const int i = rp.order[q];
+    S(t_.locked + q, t_.locked + q) = rp.w[i];
+    S(t_.locked + q, kcols) = S(kcols, t_.locked + q) = t_.beta * real_part(rp.Y[(rp.na - 1) + static_cast<std::size_t>(i) * rp.na]);
+  }
+}
+
+// The solve ends after this cycle: the kept pairs are returned, with their proven residual bounds
+// (Settings::exact_operator) and, for the purification, this cycle's residual direction.
+Result Driver::finish(Result &r, const RitzPairs &rp, int mc, int nconv, int keep)
+{
+  const int kcols = t_.locked + keep;
+  r.nconv = std::min(nconv, kcols);
+  if (s_.exact_operator)
+    r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, m_);
+  pur_.keep(b_, mc, rp, t_.beta, 0, keep);
+  return return_pairs(r, kcols);
+}
+
+// Columns 0..kcols-1 are returned: their values and errors, converged ones in the order of `which`.
+Result Driver::return_pairs(Result &r, int kcols)
+{
+  r.eigenvalues.assign(t_.theta_all.begin(), t_.theta_all.begin() + kcols);
+  r.errors.assign(t_.err_all.begin(), t_.err_all.begin() + kcols);
+  pur_.fill(r, r.eigenvalues.size());
+  sort_converged(b_, r, [&](double value) { return badness(s_, c_.eigenvalue(value)); });
+  orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
+  return r;
+}
+
+} // namespace cudalanczos::detail
