@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two rules of the source tree that a compiler does not check (docs/layout.md):
+"""Two rules of the source tree that a compiler does not check (docs/layout.md maps the tree):
 
   lengths   no function in src/ is longer than --max lines (from its signature to its closing brace),
             except those listed in tools/function_length_exceptions.txt with the reason;

@@ -338,7 +338,7 @@ Case make_case(int index, bool build = true)
   c.settings.seed = rng.gen();
   c.matrix_seed = rng.gen();
   if (interior) c.settings.ncv = std::min(c.n, std::max(4 * nev, nev + 60));
-  // Every other case may grow its basis as the PETSc layer's default allows (grow_basis).
+  // Every other case may grow its basis as the PETSc layer's default allows (BasisGrowth).
   if (index % 2 == 1) c.settings.ncv_max = std::min(c.n, std::max(2 * c.settings.ncv, c.settings.ncv + 32));
   if (!build) return c;
 
