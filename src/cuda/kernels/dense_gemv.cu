@@ -27,86 +27,96 @@ constexpr int kGemvDefaultRowGroups = 1;
 // Warp w takes the columns w, w+8, w+16, ... of each x tile, kUnroll columns at a time, so that
 // every lane has 8 loads of W doubles in flight before the first multiply. At the end the 8 warps'
 // row sums meet in shared memory (Fujimoto's per-block row reduction).
+//
+// One body on purpose: split into __device__ steps (full tile, edge tile, sums, slices) the same
+// arithmetic took 54 instead of 48 registers at W = 2, RG = 2 (64 instead of 68 at RG = 4), so the
+// occupancy, and with it the column split the grid is sized by, and the rounding, moved.
 template <int W, int RG>
-struct GemvTile {
-  static constexpr int kRowsPerLane = W * RG;
-  static constexpr int kGroupRows = 32 * W;
-  static constexpr int kTileRows = 32 * kRowsPerLane;
-  static constexpr int kUnroll = 8 / RG;
-};
-
-/// acc += this lane's rows of the staged columns A_tile[:, 0 .. tn) times xs, for a whole tile of rows
-/// (no bound checks): kUnroll columns' loads in flight, then the rest of the warp's columns one at a time.
-template <int W, int RG>
-__device__ __forceinline__ void gemv_full_tile(const DScalar *__restrict__ A_tile, index_t lda, const DScalar *xs, int tn,
-                                               int warp, DScalar (&acc)[W * RG])
+__global__ void __launch_bounds__(kThreads) dense_gemv_kernel(index_t rows, index_t cols, const DScalar *__restrict__ A,
+                                                              index_t lda, const DScalar *__restrict__ x,
+                                                              DScalar *__restrict__ y, index_t chunk,
+                                                              DScalar *__restrict__ partial,
+                                                              unsigned *__restrict__ counters)
 {
-  using T = GemvTile<W, RG>;
-  int j = warp;
-  for (; j + (T::kUnroll - 1) * kWarps < tn; j += T::kUnroll * kWarps) {
-    DScalar a[T::kUnroll][RG][W];
-#pragma unroll
-    for (int u = 0; u < T::kUnroll; ++u) {
-      const DScalar *col = A_tile + static_cast<index_t>(j + u * kWarps) * lda;
-#pragma unroll
-      for (int g = 0; g < RG; ++g) load_ro<W>(col + g * T::kGroupRows, a[u][g]);
-    }
-#pragma unroll
-    for (int u = 0; u < T::kUnroll; ++u) {
-      const DScalar xv = xs[j + u * kWarps];
-#pragma unroll
-      for (int g = 0; g < RG; ++g)
-#pragma unroll
-        for (int e = 0; e < W; ++e) acc[g * W + e] = mul_add(a[u][g][e], xv, acc[g * W + e]);
-    }
-  }
-  for (; j < tn; j += kWarps) {
-    const DScalar *col = A_tile + static_cast<index_t>(j) * lda;
-    const DScalar xv = xs[j];
-#pragma unroll
-    for (int g = 0; g < RG; ++g) {
-      DScalar a[W];
-      load_ro<W>(col + g * T::kGroupRows, a);
-#pragma unroll
-      for (int e = 0; e < W; ++e) acc[g * W + e] = mul_add(a[e], xv, acc[g * W + e]);
-    }
-  }
-}
+  constexpr int kRowsPerLane = W * RG;
+  constexpr int kGroupRows = 32 * W;
+  constexpr int kTileRows = 32 * kRowsPerLane;
+  constexpr int kUnroll = 8 / RG;
+  __shared__ DScalar xs[kGemvTile];
+  __shared__ DScalar red[kWarps][kTileRows];
+  __shared__ bool last_block;
 
-/// The same for the last tile of rows, cut by `rows`: one row at a time with a bound check (one block only).
-template <int W, int RG>
-__device__ __forceinline__ void gemv_edge_tile(const DScalar *__restrict__ A, index_t lda, index_t t0, const DScalar *xs,
-                                               int tn, int warp, int lane, index_t row0, index_t rows, DScalar (&acc)[W * RG])
-{
-  using T = GemvTile<W, RG>;
-  for (int j = warp; j < tn; j += kWarps) {
-    const DScalar *col = A + (t0 + j) * lda;
-    const DScalar xv = xs[j];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const index_t row0 = static_cast<index_t>(blockIdx.x) * kTileRows;
+  const bool full_tile = row0 + kTileRows <= rows;
+  const index_t c_begin = static_cast<index_t>(blockIdx.y) * chunk;
+  const index_t c_end = min(cols, c_begin + chunk);
+  const DScalar *A_lane = A + row0 + lane * W;
+
+  DScalar acc[kRowsPerLane];
 #pragma unroll
-    for (int g = 0; g < RG; ++g)
+  for (int i = 0; i < kRowsPerLane; ++i) acc[i] = DScalar{};
+
+  for (index_t t0 = c_begin; t0 < c_end; t0 += kGemvTile) {
+    const int tn = static_cast<int>(min(static_cast<index_t>(kGemvTile), c_end - t0));
+    __syncthreads(); // every warp is done with the previous x tile
+    for (int j = threadIdx.x; j < tn; j += kThreads) xs[j] = __ldg(x + t0 + j);
+    __syncthreads();
+    if (full_tile) {
+      const DScalar *A_tile = A_lane + t0 * lda;
+      int j = warp;
+      for (; j + (kUnroll - 1) * kWarps < tn; j += kUnroll * kWarps) {
+        DScalar a[kUnroll][RG][W];
 #pragma unroll
-      for (int e = 0; e < W; ++e) {
-        const index_t r = row0 + g * T::kGroupRows + lane * W + e;
-        if (r < rows) acc[g * W + e] = mul_add(__ldg(col + r), xv, acc[g * W + e]);
+        for (int u = 0; u < kUnroll; ++u) {
+          const DScalar *col = A_tile + static_cast<index_t>(j + u * kWarps) * lda;
+#pragma unroll
+          for (int g = 0; g < RG; ++g) load_ro<W>(col + g * kGroupRows, a[u][g]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const DScalar xv = xs[j + u * kWarps];
+#pragma unroll
+          for (int g = 0; g < RG; ++g)
+#pragma unroll
+            for (int e = 0; e < W; ++e) acc[g * W + e] = mul_add(a[u][g][e], xv, acc[g * W + e]);
+        }
       }
+      for (; j < tn; j += kWarps) {
+        const DScalar *col = A_tile + static_cast<index_t>(j) * lda;
+        const DScalar xv = xs[j];
+#pragma unroll
+        for (int g = 0; g < RG; ++g) {
+          DScalar a[W];
+          load_ro<W>(col + g * kGroupRows, a);
+#pragma unroll
+          for (int e = 0; e < W; ++e) acc[g * W + e] = mul_add(a[e], xv, acc[g * W + e]);
+        }
+      }
+    } else {
+      // The last tile of rows, cut by `rows`: one row at a time with a bound check (one block only).
+      for (int j = warp; j < tn; j += kWarps) {
+        const DScalar *col = A + (t0 + j) * lda;
+        const DScalar xv = xs[j];
+#pragma unroll
+        for (int g = 0; g < RG; ++g)
+#pragma unroll
+          for (int e = 0; e < W; ++e) {
+            const index_t r = row0 + g * kGroupRows + lane * W + e;
+            if (r < rows) acc[g * W + e] = mul_add(__ldg(col + r), xv, acc[g * W + e]);
+          }
+      }
+    }
   }
-}
 
-/// The tile's row sums: each lane's acc into red, then each row's 8 warp sums added in warp order, into
-/// y or (columns split) into this slice's row of partial.
-template <int W, int RG>
-__device__ __forceinline__ void gemv_tile_sums(const DScalar (&acc)[W * RG], DScalar (*red)[GemvTile<W, RG>::kTileRows],
-                                               int warp, int lane, index_t row0, index_t rows, DScalar *__restrict__ y,
-                                               DScalar *__restrict__ partial)
-{
-  using T = GemvTile<W, RG>;
 #pragma unroll
   for (int g = 0; g < RG; ++g)
 #pragma unroll
-    for (int e = 0; e < W; ++e) red[warp][g * T::kGroupRows + lane * W + e] = acc[g * W + e];
+    for (int e = 0; e < W; ++e) red[warp][g * kGroupRows + lane * W + e] = acc[g * W + e];
   __syncthreads();
   const bool split = gridDim.y > 1;
-  for (int t = threadIdx.x; t < T::kTileRows; t += kThreads) {
+  for (int t = threadIdx.x; t < kTileRows; t += kThreads) {
     const index_t r = row0 + t;
     if (r >= rows) break;
     DScalar s{};
@@ -117,15 +127,16 @@ __device__ __forceinline__ void gemv_tile_sums(const DScalar (&acc)[W * RG], DSc
     else
       y[r] = s;
   }
-}
+  if (!split) return;
 
-/// Columns split over gridDim.y blocks: the last block of this row tile to finish adds the slices'
-/// partial sums in slice order.
-template <int kTileRows>
-__device__ __forceinline__ void gemv_add_slices(index_t row0, index_t rows, const DScalar *partial, unsigned *counters,
-                                                DScalar *__restrict__ y)
-{
-  if (!last_to_finish(counters + blockIdx.x, gridDim.y)) return;
+  // Columns split over gridDim.y blocks: the last block of this row tile to finish adds the slices in
+  // slice order (threadFenceReduction pattern: publish, count, the last one reads through L2).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
   for (int t = threadIdx.x; t < kTileRows; t += kThreads) {
     const index_t r = row0 + t;
     if (r >= rows) break;
@@ -133,42 +144,7 @@ __device__ __forceinline__ void gemv_add_slices(index_t row0, index_t rows, cons
     for (unsigned k = 0; k < gridDim.y; ++k) s = add(s, __ldcg(partial + static_cast<index_t>(k) * rows + r));
     y[r] = s;
   }
-}
-
-template <int W, int RG>
-__global__ void __launch_bounds__(kThreads) dense_gemv_kernel(index_t rows, index_t cols, const DScalar *__restrict__ A,
-                                                              index_t lda, const DScalar *__restrict__ x,
-                                                              DScalar *__restrict__ y, index_t chunk,
-                                                              DScalar *__restrict__ partial,
-                                                              unsigned *__restrict__ counters)
-{
-  using T = GemvTile<W, RG>;
-  __shared__ DScalar xs[kGemvTile];
-  __shared__ DScalar red[kWarps][T::kTileRows];
-
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const index_t row0 = static_cast<index_t>(blockIdx.x) * T::kTileRows;
-  const bool full_tile = row0 + T::kTileRows <= rows;
-  const index_t c_begin = static_cast<index_t>(blockIdx.y) * chunk;
-  const index_t c_end = min(cols, c_begin + chunk);
-  const DScalar *A_lane = A + row0 + lane * W;
-
-  DScalar acc[T::kRowsPerLane];
-#pragma unroll
-  for (int i = 0; i < T::kRowsPerLane; ++i) acc[i] = DScalar{};
-
-  for (index_t t0 = c_begin; t0 < c_end; t0 += kGemvTile) {
-    const int tn = static_cast<int>(min(static_cast<index_t>(kGemvTile), c_end - t0));
-    __syncthreads(); // every warp is done with the previous x tile
-    for (int j = threadIdx.x; j < tn; j += kThreads) xs[j] = __ldg(x + t0 + j);
-    __syncthreads();
-    if (full_tile) gemv_full_tile<W, RG>(A_lane + t0 * lda, lda, xs, tn, warp, acc);
-    else gemv_edge_tile<W, RG>(A, lda, t0, xs, tn, warp, lane, row0, rows, acc);
-  }
-
-  gemv_tile_sums<W, RG>(acc, red, warp, lane, row0, rows, y, partial);
-  if (gridDim.y > 1) gemv_add_slices<T::kTileRows>(row0, rows, partial, counters, y);
+  if (threadIdx.x == 0) counters[blockIdx.x] = 0; // ready for the next launch on this workspace
 }
 
 using GemvKernel = void (*)(index_t, index_t, const DScalar *, index_t, const DScalar *, DScalar *, index_t, DScalar *,
