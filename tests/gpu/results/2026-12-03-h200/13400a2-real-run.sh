@@ -1,0 +1,4 @@
+# 13400a2, one call on one H200, 21:11 UTC. Carries: `make gpu-pack BUILD=build-petsc-cuda` (PETSc/SLEPc
+# 3.26.1 with CUDA, real) as carry326/, and verifycarry/ with the kernel fingerprints of d8712d0 (old) and
+# 13400a2 (new), real (0) and complex (1), built here by tests/gpu/kernel_fingerprints.sh's build step.
+. .gpu-host/env.sh && mkdir -p /tmp/h && for c in 0 1; do for v in old new; do timeout 60 verifycarry/harness-$v-$c > /tmp/h/$v-$c.txt 2>&1; done; diff /tmp/h/old-$c.txt /tmp/h/new-$c.txt > /tmp/h/diff-$c.txt; echo "complex=$c lines old=$(wc -l < /tmp/h/old-$c.txt) new=$(wc -l < /tmp/h/new-$c.txt) diff rc=$? difflines=$(wc -l < /tmp/h/diff-$c.txt)" >> $OUT/harness.txt; done; cat $OUT/harness.txt; tar czf $OUT/harness.tgz -C /tmp h; PETSC_OPTIONS="-use_gpu_aware_mpi 0" timeout 540 bash tests/gpu/run_all_on_gpu_host.sh carry326 $OUT/gpu tests
