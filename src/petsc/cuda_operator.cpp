@@ -17,19 +17,10 @@
 #endif
 #endif
 
-#include <algorithm>
-#include <cmath>
-#include <string>
-#include <type_traits>
-
 #if defined(CUDALANCZOS_HAVE_CUDA)
 namespace {
 
-using namespace cudalanczos;
-
-// PETSc's arrays (host and device) go to the CUDA backend as they are.
-static_assert(std::is_same_v<PetscScalar, Scalar>,
-              "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
+using namespace cudalanczos; // PETSc's arrays (host and device) go to the backend as they are: see eps_cudalanczos_impl.hpp
 
 // Makes A's device copy this EPS's operator when it is current for these kernels and `device` (this
 // EPS's backend, built on it, stays too). Otherwise (stale or none: A let go of a stale one) the EPS lets

@@ -20,16 +20,11 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <type_traits>
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 namespace {
 
-using namespace cudalanczos;
-
-// PETSc's arrays (host and device) go to the CUDA backend as they are.
-static_assert(std::is_same_v<PetscScalar, Scalar>,
-              "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
+using namespace cudalanczos; // PETSc's arrays (host and device) go to the backend as they are: see eps_cudalanczos_impl.hpp
 
 // Node-local rank modulo the device count, unless the user chose a device.
 PetscErrorCode PickDevice(EPS eps, int count, int *device, PetscBool *shared)
