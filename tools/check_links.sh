@@ -12,7 +12,7 @@
 #     they ran on), and src/**, include/**, every text path bench/results/..., docs/....md[#fragment]
 #     and bare result name YYYY-MM-DD-....md (a result in bench/results/).
 set -euo pipefail
-cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+cd "$(dirname "$0")/.."
 exec python3 - <<'EOF'
 import os, re, sys, glob, unicodedata
 
