@@ -143,6 +143,7 @@ struct EPSCUDALanczosLastSolve {
   PetscBool   norm_reused     = PETSC_FALSE; // its norm estimate came from the Mat (composed by an earlier solve)
   PetscBool   st_norm_reused  = PETSC_FALSE; // its norm estimate came from Caches::st_norm
   int         purified_solves = 0; // vectors purified by STApply after the driver (Result::purified: from the relation)
+  std::string symmetry_desc;       // the symmetry probe passed, and where its products ran (empty: no probe)
 };
 
 struct EPS_CUDALANCZOS {
@@ -222,7 +223,9 @@ PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
 void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::size_t *in_place_count, std::size_t *in_place_bytes);
 /// Randomized symmetry probe |y'Ax - x'Ay| against rounding level; an error when the operator is not symmetric.
 /// With `ip` (the BV's inner-product matrix of a standard problem) the probe is on ip A: A self-adjoint in ip's inner product.
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip);
+/// `device_op` (a cuda::DeviceOperator of A itself, on one process; may be null): A's products are taken
+/// there when the probe's Vecs are host Vecs. Collective.
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const std::shared_ptr<const void> &device_op);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
 /// `in_place` (a CUDA PETSc's MATMPIAIJCUSPARSE / MATMPIDENSECUDA whose data is on `device`): the blocks

@@ -148,6 +148,20 @@ PetscErrorCode SolveCreateBackend(Solve &sv)
   PetscFunctionReturn(0);
 }
 
+// -eps_cudalanczos_check_symmetry, once the operator is where the solve applies it: on one process with A
+// itself on the device (not the congruence's C), the probe's products are taken there.
+PetscErrorCode SolveCheckSymmetry(Solve &sv)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(sv.comm, &size));
+  const bool                  a_on_device = size == 1 && !sv.congruence && sv.ctx->cache.device_op;
+  std::shared_ptr<const void> device_op   = a_on_device ? sv.ctx->cache.device_op : nullptr;
+  PetscCall(EPSCUDALanczosCheckSymmetry(sv.eps, sv.eps->isgeneralized ? nullptr : sv.ipmat, device_op));
+  PetscFunctionReturn(0);
+}
+
 // Whether the operator is applied exactly to rounding, so that the true-residual check may take the
 // Lanczos relation's proof (Result::residual_bounds): assembled matrices (a shell may hide an inner solve
 // or anything else that is not a fixed matrix), and, where the ST solves (a B, STSINVERT, STCAYLEY), a
@@ -521,8 +535,9 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscFunctionBegin;
   PetscCall(EPSCUDALanczosWhich(eps, &sv.s.which));
   PetscCall(SolveInnerProduct(sv));
-  if (ctx->opt.check_symmetry) PetscCall(EPSCUDALanczosCheckSymmetry(eps, eps->isgeneralized ? nullptr : sv.ipmat));
   PetscCall(SolveCreateBackend(sv));
+  PetscCallCXX(ctx->last.symmetry_desc.clear());
+  if (ctx->opt.check_symmetry) PetscCall(SolveCheckSymmetry(sv));
   PetscCall(SolveSettings(sv));
   PetscCall(EPSCUDALanczosNormLookUp(eps, sv.congruence, sv.st_assembled, &sv.s, &sv.norm));
   SolveCallbacks(sv);

@@ -70,6 +70,7 @@ PetscErrorCode ViewBackendUsed(EPS eps, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend used: %s%s%s\n", last.backend_name.c_str(), last.device_desc.empty() ? "" : ", device ",
                                    last.device_desc.c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  operator: %s\n", last.operator_desc.c_str()));
+  if (!last.symmetry_desc.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "  symmetry probe: %s\n", last.symmetry_desc.c_str()));
   if (last.backend_name == "cuda") {
     std::size_t copies, bytes, in_place, in_place_bytes, pooled = 0, own = 0;
     MatCUDALanczosDeviceCopies(&copies, &bytes, &in_place, &in_place_bytes);

@@ -1,29 +1,69 @@
 /*
    -eps_cudalanczos_check_symmetry: a randomized probe of the operator's symmetry before a solve. Lanczos
    on a nonsymmetric matrix returns meaningless values without failing, so the probe compares y'Ax with
-   x'Ay for random x, y against the rounding level of the two products. Collective.
+   x'Ay for random x, y against the rounding level of the two products. Where the solve's operator is on
+   the device (a host Mat's device copy), the products are taken there: a host MatMult of a large sparse
+   matrix costs more than the solve's own products. Collective.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
 #include <slepc/private/epsimpl.h>
 
+#if defined(CUDALANCZOS_HAVE_CUDA)
+#include "cuda/host_applier.hpp"
+#endif
+
 #include <cmath>
+#include <memory>
 
 namespace {
 
 // The probe's vectors: x and y random unit vectors, Ax and Ay their products with A (or ip A), t scratch.
+// `device` (one process, no ip): A's products on its device operator, the Vecs' host arrays copied over.
 struct Probe {
   Mat A, ip;
   Vec x = nullptr, y = nullptr, Ax = nullptr, Ay = nullptr, t = nullptr;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  std::unique_ptr<cudalanczos::cuda::HostApplier> device;
+#endif
 
   PetscErrorCode Apply(Vec in, Vec out) const // out = A in, or ip A in
   {
     PetscFunctionBegin;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+    if (device) {
+      const PetscScalar *xa;
+      PetscScalar       *ya;
+      PetscCall(VecGetArrayRead(in, &xa));
+      PetscCall(VecGetArrayWrite(out, &ya));
+      PetscCallCXX(device->apply(xa, ya));
+      PetscCall(VecRestoreArrayWrite(out, &ya));
+      PetscCall(VecRestoreArrayRead(in, &xa));
+      PetscFunctionReturn(0);
+    }
+#endif
     PetscCall(MatMult(A, in, ip ? t : out));
     if (ip) PetscCall(MatMult(ip, t, out));
     PetscFunctionReturn(0);
   }
 };
+
+// The probe's products on `device_op` (the solve's operator on the device, when it is A itself) where the
+// probe's Vecs are host Vecs: a device Mat's own MatMult runs on the device already. Not collective.
+PetscErrorCode UseDeviceOperator(Probe &p, const std::shared_ptr<const void> &device_op)
+{
+  PetscBool host_vecs;
+
+  PetscFunctionBegin;
+  if (!device_op || p.ip) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)p.x, &host_vecs, VECSEQ, VECSTANDARD, ""));
+  if (!host_vecs) PetscFunctionReturn(0);
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  auto op = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(device_op);
+  PetscCallCXX(p.device = std::make_unique<cudalanczos::cuda::HostApplier>(std::move(op)));
+#endif
+  PetscFunctionReturn(0);
+}
 
 // Ax and Ay scaled by a power of two (exact) to a largest entry in [1/2, 1), so that the dot products and
 // norms that follow neither overflow nor underflow whatever ||A|| is: a tiny A gets x and y scaled up
@@ -74,11 +114,21 @@ PetscErrorCode Difference(EPS eps, const Probe &p, PetscReal *diff, PetscReal *b
   PetscFunctionReturn(0);
 }
 
+bool UsesDevice(const Probe &p)
+{
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  return p.device != nullptr;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
 } // namespace
 
 // With `ip` (a standard problem whose BV has an inner-product matrix: the operator is to be self-adjoint in
 // that inner product) the probe is on ip A, which is Hermitian exactly when A is self-adjoint in it.
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip)
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const std::shared_ptr<const void> &device_op)
 {
   Probe       p;
   PetscRandom rnd;
@@ -91,6 +141,7 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip)
   PetscCall(VecDuplicate(p.x, &p.y));
   PetscCall(VecDuplicate(p.Ax, &p.Ay));
   if (ip) PetscCall(VecDuplicate(p.Ax, &p.t));
+  PetscCall(UseDeviceOperator(p, device_op));
   PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)eps), &rnd));
   PetscCall(PetscRandomSetSeed(rnd, 0x5eed));
   PetscCall(PetscRandomSeed(rnd));
@@ -102,7 +153,11 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip)
   PetscCall(p.Apply(p.y, p.Ay));
   PetscCall(ScaleProducts(p));
   PetscCall(Difference(eps, p, &diff, &bound));
-  PetscCall(PetscInfo(eps, "symmetry probe: |y'Ax - x'Ay| = %g, rounding bound %g\n", (double)diff, (double)bound));
+  const bool on_device = UsesDevice(p);
+  PetscCall(PetscInfo(eps, "symmetry probe%s: |y'Ax - x'Ay| = %g, rounding bound %g\n", on_device ? " (on the device)" : "", (double)diff, (double)bound));
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  p.device.reset();
+#endif
   PetscCall(VecDestroy(&p.x));
   PetscCall(VecDestroy(&p.y));
   PetscCall(VecDestroy(&p.Ax));
@@ -117,5 +172,9 @@ PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip)
              "The matrix is not symmetric: |y'Ax - x'Ay| = %g for random x, y, above the rounding level %g; EPSCUDALANCZOS solves "
              "symmetric (Hermitian) problems only",
              (double)diff, (double)bound);
+  char desc[160];
+  PetscCall(PetscSNPrintf(desc, sizeof(desc), "passed, |y'Ax - x'Ay| = %.3g against the rounding level %.3g, products %s", (double)diff, (double)bound,
+                          on_device ? "on the device" : "by MatMult"));
+  PetscCallCXX(((EPS_CUDALANCZOS *)eps->data)->last.symmetry_desc = desc);
   PetscFunctionReturn(0);
 }

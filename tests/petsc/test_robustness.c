@@ -673,6 +673,18 @@ static PetscErrorCode MagnitudeCases(void)
       PetscCall(PetscSNPrintf(name, sizeof(name), "Laplacian times %g with the symmetry probe: passes it and solves", (double)scales[c]));
       PetscCall(PetscSNPrintf(detail, sizeof(detail), "error %d, nconv %" PetscInt_FMT ", worst relative eigenvalue error %.2g", (int)ierr, nconv, (double)worst));
       PetscCall(Check((PetscBool)(!ierr && nconv >= nev && worst < 1e-10), name, detail));
+      if (!ierr) { /* the probe's products where the solve's: on the device when one process solves there (its copy of A) */
+        PetscBool   probed, on_cuda;
+        PetscMPIInt size;
+        char        line[256];
+        PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+        PetscCall(ViewLine(eps, "backend used: cuda", NULL, 0, &on_cuda));
+        PetscCall(ViewLine(eps, "symmetry probe: passed", line, sizeof(line), &probed));
+        const PetscBool device_products = (PetscBool)(probed && strstr(line, "products on the device") != NULL);
+        PetscCall(PetscSNPrintf(name, sizeof(name), "Laplacian times %g: -eps_view says the probe passed, its products %s", (double)scales[c],
+                                on_cuda && size == 1 ? "on the device" : "by MatMult"));
+        PetscCall(Check((PetscBool)(probed && device_products == (on_cuda && size == 1)), name, probed ? line : "no such line"));
+      }
       PetscCall(EPSDestroy(&eps));
       PetscCall(MatDestroy(&A));
     }
