@@ -323,7 +323,8 @@ PetscErrorCode EPSCUDALanczosGetDevice(EPS eps, PetscInt *value)
    Notes:
    The probe compares y'Ax with x'Ay for random x, y (two products); a difference above rounding level
    relative to ||A|| is an error, since Lanczos on a nonsymmetric matrix returns meaningless values.
-   Off by default.
+   On one process with the matrix on the device, the two products are taken there. -eps_view says that the
+   probe passed and where its products ran. Off by default.
 
    Level: intermediate
 
