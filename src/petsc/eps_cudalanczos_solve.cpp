@@ -149,12 +149,15 @@ PetscErrorCode SolveCreateBackend(Solve &sv)
 }
 
 // -eps_cudalanczos_check_symmetry, once the operator is where the solve applies it: on one process with A
-// itself on the device (not the congruence's C), the probe's products are taken there.
+// itself on the device (not the congruence's C), the probe's products are taken there. Without the
+// option, -eps_view shows no probe line for this solve.
 PetscErrorCode SolveCheckSymmetry(Solve &sv)
 {
   PetscMPIInt size;
 
   PetscFunctionBegin;
+  PetscCallCXX(sv.ctx->last.symmetry_desc.clear());
+  if (!sv.ctx->opt.check_symmetry) PetscFunctionReturn(0);
   PetscCallMPI(MPI_Comm_size(sv.comm, &size));
   const bool                  a_on_device = size == 1 && !sv.congruence && sv.ctx->cache.device_op;
   std::shared_ptr<const void> device_op   = a_on_device ? sv.ctx->cache.device_op : nullptr;
@@ -536,8 +539,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(EPSCUDALanczosWhich(eps, &sv.s.which));
   PetscCall(SolveInnerProduct(sv));
   PetscCall(SolveCreateBackend(sv));
-  PetscCallCXX(ctx->last.symmetry_desc.clear());
-  if (ctx->opt.check_symmetry) PetscCall(SolveCheckSymmetry(sv));
+  PetscCall(SolveCheckSymmetry(sv));
   PetscCall(SolveSettings(sv));
   PetscCall(EPSCUDALanczosNormLookUp(eps, sv.congruence, sv.st_assembled, &sv.s, &sv.norm));
   SolveCallbacks(sv);
