@@ -1,5 +1,7 @@
 #include "core/backend.hpp"
 
+#include "core/chebyshev_filter.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -51,6 +53,21 @@ void Backend::project_with(int first, int k, int col, int with, Scalar *out)
   Scalar pair[2] = {0, 0};
   project(with, 1, col, pair); // v_with^H v_col = conj(v_col^H v_with)
   out[k] = conj_of(pair[0]);
+}
+
+void Backend::set_operator_filter(const ChebyshevFilter *filter)
+{
+  if (filter) throw Error(name() + " backend: cannot apply a polynomial filter of its operator (an interval of eigenvalues needs one)");
+}
+
+void Backend::check_filter(const char *who, const ChebyshevFilter &filter, int scale)
+{
+  if (filter.degree() < 1) throw Error(std::string(who) + ": a polynomial filter needs degree 1 or more");
+  if (!(filter.half_width > 0) || !std::isfinite(filter.half_width) || !std::isfinite(filter.center))
+    throw Error(std::string(who) + ": the filter's interval must be finite with a positive half width");
+  for (double c : filter.coef)
+    if (!std::isfinite(c)) throw Error(std::string(who) + ": the filter's coefficients must be finite");
+  if (scale != 0) throw Error(std::string(who) + ": a filtered operator must be unscaled (set_operator_scale(0) first)");
 }
 
 void Backend::set_operator_scale(int e)

@@ -42,6 +42,8 @@ namespace cudalanczos {
 
 using index_t = std::int64_t;
 
+struct ChebyshevFilter; // chebyshev_filter.hpp
+
 /// Sums `count` doubles over all ranks, in place (MPI_Allreduce in the PETSc layer; nothing serially).
 /// Scalars are summed as kDoublesPerScalar doubles each.
 using Reducer = std::function<void(double *values, int count)>;
@@ -128,6 +130,14 @@ public:
   /// |e| <= kMaxScaleExponent. The default takes e = 0 only: a backend that cannot scale refuses a
   /// problem that needs it rather than solving it wrongly.
   virtual void set_operator_scale(int e);
+
+  /// From now on the operator is p(A), a polynomial filter (chebyshev_filter.hpp), instead of A:
+  /// apply_operator, apply_operator_block and the steps of expand take `degree` products with A each,
+  /// through the recurrence of chebyshev_step, in work vectors allocated here (not per product).
+  /// nullptr: A again. The filter is copied. The operator must be unscaled (set_operator_scale(0)) while
+  /// a filter is set, and the degree at least 1. The default refuses a filter: a backend that cannot
+  /// apply one says so rather than solving with A.
+  virtual void set_operator_filter(const ChebyshevFilter *filter);
 
   /// out[i] = v_{first+i}^H v_col for 0 <= i < k, and out[k] = v_col^H v_col (real: its imaginary part
   /// is 0). Globally reduced, one reduction. The columns first..first+k-1 may include col itself.
@@ -228,6 +238,9 @@ public:
 protected:
   /// The reference steps of expand (reach < 0: the pass covers 0..j at step j) and expand_partial.
   void reference_steps(int first, int last, int reach, double anorm, StepRecord *records);
+
+  /// Throws Error, naming `who`, unless `filter` can be set (set_operator_filter) on an operator scaled by 2^scale.
+  static void check_filter(const char *who, const ChebyshevFilter &filter, int scale);
 
   /// Throws Error, naming `who`, unless |e| <= kMaxScaleExponent (set_operator_scale).
   static void check_scale_exponent(const char *who, int e);

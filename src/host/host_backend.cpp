@@ -52,6 +52,10 @@ void HostBackend::apply_operator(int src, int dst)
 {
   check_column(src);
   check_column(dst);
+  if (filter_) {
+    if (src == dst) throw Error("HostBackend::apply_operator: a filtered operator needs src != dst");
+    return apply_filter(column(src), column(dst));
+  }
   // 2^scale_ A x, exactly the unscaled product times a power of two (backend.hpp): a tiny operator
   // gets the input scaled up (and restored: exact), a huge one the output scaled down.
   if (scale_ > 0) {
@@ -72,7 +76,42 @@ void HostBackend::apply_operator(int src, int dst)
 void HostBackend::set_operator_scale(int e)
 {
   check_scale_exponent("HostBackend::set_operator_scale", e);
+  if (filter_ && e != 0) throw Error("HostBackend::set_operator_scale: the operator is filtered (set_operator_filter); it stays unscaled");
   scale_ = e;
+}
+
+void HostBackend::set_operator_filter(const ChebyshevFilter *filter)
+{
+  if (!filter) {
+    filter_.reset();
+    return;
+  }
+  check_filter("HostBackend::set_operator_filter", *filter, scale_);
+  filter_ = *filter;
+  const auto n = static_cast<std::size_t>(n_);
+  fw_.assign(n, Scalar(0));
+  fa_.assign(n, Scalar(0));
+  fb_.assign(n, Scalar(0));
+}
+
+void HostBackend::apply_filter(const Scalar *x, Scalar *y)
+{
+  // T_0 x = x is read in place; T_1 x goes to fa_, and from step 2 on each T_k x overwrites T_{k-2} x.
+  const Scalar *prev = x, *cur = x;
+  Scalar *next = fa_.data();
+  for (int k = 1; k <= filter_->degree(); ++k) {
+    op_(cur, fw_.data());
+    const ChebyshevStep st = chebyshev_step(*filter_, k);
+    const Scalar *w = fw_.data();
+    for (index_t r = 0; r < n_; ++r) {
+      const Scalar t = st.alpha * w[r] + st.beta * cur[r] + st.gamma * prev[r];
+      y[r] = (st.accumulate ? y[r] : Scalar(0)) + st.nu * cur[r] + st.mu * t;
+      next[r] = t;
+    }
+    prev = cur;
+    cur = next;
+    next = next == fa_.data() ? fb_.data() : fa_.data(); // the other work vector: T_{k-1} x from step 2 on
+  }
 }
 
 void HostBackend::project(int first, int k, int col, Scalar *out)

@@ -6,8 +6,10 @@
 #pragma once
 
 #include "core/backend.hpp"
+#include "core/chebyshev_filter.hpp"
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace cudalanczos {
@@ -30,6 +32,7 @@ public:
   void get_column(int j, Scalar *x) const override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override;
+  void set_operator_filter(const ChebyshevFilter *filter) override;
   void project(int first, int k, int col, Scalar *out) override;
   void project_with(int first, int k, int col, int with, Scalar *out) override;
   double subtract(int first, int k, const Scalar *coef, int col) override;
@@ -45,11 +48,15 @@ public:
 
 private:
   void check_column(int j) const;
+  /// y = p(A) x (set_operator_filter): the steps of chebyshev_step, in plain loops.
+  void apply_filter(const Scalar *x, Scalar *y);
 
   index_t n_, global_, offset_;
   int ncols_ = 0;
   int scale_ = 0; // the operator is 2^scale_ times op_ (set_operator_scale)
   HostOperator op_;
+  std::optional<ChebyshevFilter> filter_; // the operator is p(A) while set
+  std::vector<Scalar> fw_, fa_, fb_;      // apply_filter: A T_k x and two Chebyshev vectors
   Reducer reduce_;
   std::vector<Scalar> basis_;
   std::vector<Scalar> work_; // rotate: n x m
