@@ -18,6 +18,14 @@ void ConstrainedBackend::resize_basis(int ncols)
   d_ = 0; // the wrapped columns are new: Z has to be added again
 }
 
+void ConstrainedBackend::absorb_leading(int k)
+{
+  if (k < 0 || d_ + k > most_)
+    throw Error("ConstrainedBackend::absorb_leading: room for " + std::to_string(most_ - d_) + " more constraint vectors, " +
+                std::to_string(k) + " given");
+  d_ += k;
+}
+
 void ConstrainedBackend::check_room() const
 {
   if (d_ >= most_)

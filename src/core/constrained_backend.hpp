@@ -37,6 +37,10 @@ public:
   bool add_constraint_device(const Scalar *x, void *stream, bool *kept);
   /// The vectors of Z kept so far.
   int constraints() const { return d_; }
+  /// The columns 0..k-1 join Z as they are, without a copy or a pass: the converged vectors a solve
+  /// returned there, orthonormal and orthogonal to Z already. The driver's columns are numbered from the
+  /// first after them from then on. A solve in chunks (interval_solve.hpp) locks what each chunk found.
+  void absorb_leading(int k);
 
   std::string name() const override { return inner_.name(); }
   index_t local_size() const override { return inner_.local_size(); }
@@ -51,6 +55,7 @@ public:
   bool set_column_device(int j, const Scalar *x, void *stream) override;
   void apply_operator(int src, int dst) override;
   void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
+  void set_operator_filter(const ChebyshevFilter *filter) override { inner_.set_operator_filter(filter); }
   void project(int first, int k, int col, Scalar *out) override { inner_.project(first + d_, k, col + d_, out); }
   double subtract(int first, int k, const Scalar *coef, int col) override { return inner_.subtract(first + d_, k, coef, col + d_); }
   void update(int first, int k, const Scalar *coef, int col) override { inner_.update(first + d_, k, coef, col + d_); }

@@ -1,0 +1,382 @@
+// solve_interval and solve_to_threshold (interval_solve.hpp): bounds, filter, count, chunks, Rayleigh-Ritz.
+#include "core/interval_solve.hpp"
+
+#include "core/constrained_backend.hpp"
+#include "core/driver_support.hpp"
+#include "core/lanczos_driver.hpp"
+#include "core/polynomial_filter.hpp"
+#include "core/scaling.hpp"
+#include "core/symmetric_eigen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace cudalanczos {
+
+namespace {
+
+/// Most pairs one chunk asks for: its projected problem, 2 nev, is solved on the host at every restart.
+constexpr int kMaxChunkNev = 256;
+/// The spectrum's ends are found to this relative accuracy (their residuals pad the bounds): the filter
+/// only needs the bounds to contain the spectrum, not to be tight.
+constexpr double kBoundsTol = 1e-2;
+/// Padding of the bounds, as a fraction of the spectrum's width.
+constexpr double kBoundsPad = 1e-2;
+
+// SLEPc's default basis for nev pairs, at most what is left of the problem.
+int default_ncv(int nev, index_t left) { return static_cast<int>(std::min<index_t>(left, std::max(2 * nev, nev + 15))); }
+
+// The backend's filter is cleared when this goes, whatever happens.
+class FilterOnExit {
+public:
+  explicit FilterOnExit(Backend &b) : b_(b) {}
+  ~FilterOnExit()
+  {
+    try {
+      b_.set_operator_filter(nullptr);
+    } catch (...) {
+    }
+  }
+  FilterOnExit(const FilterOnExit &) = delete;
+  FilterOnExit &operator=(const FilterOnExit &) = delete;
+
+private:
+  Backend &b_;
+};
+
+struct Bounds {
+  double lo = 0, hi = 0, norm = 0;
+  long products = 0;
+};
+
+// The spectrum's ends from two short solves (largest, then smallest), each padded by its residual and a
+// fraction of the width, errors measured against ||A|| (an end may be 0).
+Bounds spectrum_bounds(Backend &b, const Settings &base)
+{
+  Bounds out;
+  Settings s = base;
+  s.variant = Variant::ThickRestart;
+  s.nev = 1;
+  s.ncv = default_ncv(8, b.global_size());
+  s.ncv_max = 0;
+  s.block_size = 1;
+  s.tol = kBoundsTol;
+  s.verify = s.purify = s.initial_vector = false;
+  s.shift = s.target = 0;
+  s.max_it = 1000;
+  b.resize_basis(basis_columns_needed(s));
+  out.norm = s.norm_estimate > 0 ? s.norm_estimate : detail::measure_norm(b, s.seed, out.products);
+  s.norm_estimate = out.norm;
+  Callbacks c;
+  c.error = [norm = out.norm](double, double res) { return norm > 0 ? res / norm : res; };
+  double end[2];
+  for (int side = 0; side < 2; ++side) {
+    s.which = side == 0 ? Which::LargestAlgebraic : Which::SmallestAlgebraic;
+    const Result r = solve(b, s, c);
+    out.products += r.matvecs;
+    if (r.eigenvalues.empty()) throw Error("interval solve: the bounds of the spectrum were not found");
+    const double res = r.errors[0] * out.norm;
+    end[side] = r.eigenvalues[0] + (side == 0 ? res : -res);
+  }
+  const double pad = kBoundsPad * (end[0] - end[1]) + 16 * detail::eps * out.norm + std::numeric_limits<double>::min();
+  out.lo = end[1] - pad;
+  out.hi = end[0] + pad;
+  return out;
+}
+
+struct CountEstimate {
+  double mean = -1, error = 0;
+  long products = 0;
+};
+
+// Hutchinson's trace estimate of the indicator polynomial: random v with entries uniform in [-1, 1]
+// (E v_i^2 = 1/3), so tr p(A) = 3 E[v^H p(A) v]. Columns 0 and 1.
+CountEstimate estimate_count(Backend &b, const ChebyshevFilter &indicator, int vectors, std::uint64_t seed)
+{
+  CountEstimate out;
+  if (vectors < 1) return out;
+  b.set_operator_filter(&indicator);
+  const FilterOnExit clear(b);
+  std::vector<double> t(static_cast<std::size_t>(vectors));
+  for (int i = 0; i < vectors; ++i) {
+    b.set_random(0, seed ^ (0x6a09e667f3bcc909ULL + static_cast<std::uint64_t>(i)));
+    b.apply_operator(0, 1);
+    Scalar q[2];
+    b.project(0, 1, 1, q);
+    t[i] = 3 * real_part(q[0]);
+  }
+  out.mean = std::accumulate(t.begin(), t.end(), 0.0) / vectors;
+  double var = 0;
+  for (double x : t) var += (x - out.mean) * (x - out.mean);
+  out.error = vectors > 1 ? std::sqrt(var / (vectors - 1) / vectors) : out.mean;
+  out.products = static_cast<long>(vectors) * indicator.degree();
+  return out;
+}
+
+struct Chunks {
+  std::vector<double> values, errors; // the converged pairs absorbed, in the order the chunks gave them
+  Result counts;                      // its, products and reductions summed; reason of the last chunk
+  int chunks = 0;
+  bool capacity_reached = false;
+};
+
+// One chunk's counts added to the ones before.
+void add_chunk_counts(Result &sum, const Result &r)
+{
+  sum.its += r.its;
+  sum.matvecs += r.matvecs;
+  sum.reductions += r.reductions;
+  sum.breakdowns += r.breakdowns;
+  sum.full_reorthogonalizations += r.full_reorthogonalizations;
+  sum.operator_passes += r.operator_passes;
+  sum.certificates += r.certificates;
+  sum.verification_cut = sum.verification_cut || r.verification_cut;
+  sum.ncv_used = std::max(sum.ncv_used, r.ncv_used);
+}
+
+// Solves in chunks on the complement of what the chunks before found (cb's constraints), first with
+// `first` settings, then `next_nev` pairs at a time, until a converged value is not wanted, a chunk
+// stops short, or there is no room for another chunk in cb's `capacity` constraint columns.
+Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, int capacity, const Callbacks &c,
+                  const std::function<bool(double)> &wanted)
+{
+  Chunks out;
+  out.counts.reason = Reason::Converged;
+  Settings s = first;
+  for (;;) {
+    const index_t left = cb.global_size();
+    if (left == 0) break; // the whole space is found
+    s.ncv = static_cast<int>(std::min<index_t>(s.ncv, left));
+    s.nev = std::min(s.nev, s.ncv);
+    s.seed = first.seed + static_cast<std::uint64_t>(out.chunks);
+    s.max_it = std::max(1, first.max_it - out.counts.its);
+    const Result r = solve(cb, s, c);
+    add_chunk_counts(out.counts, r);
+    ++out.chunks;
+    const int room = capacity - cb.constraints();
+    const int k = std::min(r.nconv, room);
+    bool beyond = false;
+    for (int i = 0; i < k; ++i) {
+      out.values.push_back(r.eigenvalues[i]);
+      out.errors.push_back(r.errors[i]);
+      beyond = beyond || !wanted(r.eigenvalues[i]);
+    }
+    cb.absorb_leading(k);
+    out.counts.reason = r.reason == Reason::ResidualCheck ? Reason::Converged : r.reason;
+    if (beyond || k == 0 || out.counts.reason != Reason::Converged) break;
+    if (k < r.nconv || capacity - cb.constraints() < next_nev) {
+      out.capacity_reached = true;
+      break;
+    }
+    s.nev = next_nev;
+    s.ncv = default_ncv(next_nev, left - k);
+  }
+  if (out.counts.reason == Reason::Converged && out.values.empty() && cb.global_size() > 0) out.counts.reason = Reason::MaxIterations;
+  return out;
+}
+
+// Rayleigh-Ritz with A on the orthonormal columns 0..d-1: they become A's Ritz vectors, `lambda` their
+// values ascending, `res` their true residuals ||A x - lambda x||. 2 d products; column d is work space.
+void rayleigh_ritz(Backend &b, int d, std::vector<double> &lambda, std::vector<double> &res)
+{
+  const auto D = static_cast<std::size_t>(d);
+  std::vector<Scalar> H(D * D), h(D + 1), Y(D * D);
+  for (int j = 0; j < d; ++j) {
+    b.apply_operator(j, d);
+    b.project(0, d, d, h.data());
+    for (int i = 0; i < d; ++i) H[i + j * D] = h[i];
+  }
+  for (int j = 0; j < d; ++j) // the lower triangle of (H + H^H) / 2, which hermitian_eigen reads
+    for (int i = j; i < d; ++i) H[i + j * D] = 0.5 * (H[i + j * D] + conj_of(H[j + i * D]));
+  lambda.assign(D, 0.0);
+  if (d > 0) hermitian_eigen(d, H.data(), d, lambda.data(), Y.data(), d);
+  if (d > 0) b.rotate(d, d, Y.data(), d);
+  res.assign(D, 0.0);
+  for (int j = 0; j < d; ++j) {
+    b.apply_operator(j, d);
+    const Scalar l = lambda[j];
+    res[j] = std::sqrt(std::max(0.0, b.subtract(j, 1, &l, d)));
+  }
+}
+
+// Columns first..first+count-1 become columns 0..count-1.
+void move_to_front(Backend &b, int d, int first, int count)
+{
+  if (first == 0 || count == 0) return;
+  std::vector<Scalar> Q(static_cast<std::size_t>(d) * count, Scalar(0));
+  for (int j = 0; j < count; ++j) Q[(first + j) + static_cast<std::size_t>(j) * d] = 1.0;
+  b.rotate(d, count, Q.data(), d);
+}
+
+void validate_interval(const Settings &base, const IntervalSettings &w)
+{
+  if (!(w.a < w.b) || !std::isfinite(w.a) || !std::isfinite(w.b))
+    throw Error("the interval [a, b] must be finite with a < b (" + std::to_string(w.a) + ", " + std::to_string(w.b) + " given)");
+  if (w.degree < 0) throw Error("the filter degree must be 0 (automatic) or positive");
+  if (w.degree > kMaxFilterDegree) throw Error("the filter degree must be at most " + std::to_string(kMaxFilterDegree));
+  if (!(w.end_value > 0 && w.end_value < 1)) throw Error("the filter's end value must lie in (0, 1)");
+  if (base.shift != 0) throw Error("an interval solve takes no shift: the window is in the eigenvalues of A");
+}
+
+struct ChunkPlan {
+  int nev = 0, ncv = 0, next_nev = 0, capacity = 0, columns = 0;
+};
+
+// Pairs per chunk and room for the found ones, from the count estimate: one chunk when the estimate holds
+// (it must converge one value beyond the window's ends to stop), within max_columns.
+ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &base, int max_columns)
+{
+  ChunkPlan p;
+  const int expected = count >= 0 ? static_cast<int>(std::ceil(count + 2 * error)) : 16;
+  p.nev = static_cast<int>(std::min<index_t>(n, std::clamp(expected + 2, 4, kMaxChunkNev)));
+  p.next_nev = std::max(16, p.nev / 2);
+  const auto total = [&] {
+    Settings s = base;
+    s.nev = p.nev, s.ncv = p.ncv, s.ncv_max = 0, s.block_size = 1, s.purify = false;
+    return basis_columns_needed(s);
+  };
+  p.ncv = default_ncv(p.nev, n);
+  p.capacity = static_cast<int>(std::min<index_t>(n, std::max(2 * p.nev, expected + expected / 2 + 16)));
+  if (max_columns > 0 && p.capacity + total() > max_columns) {
+    p.capacity = max_columns - total();
+    if (p.capacity < p.nev + 1) {
+      p.nev = std::max(1, (max_columns - 3) / 4);
+      p.next_nev = p.nev;
+      p.ncv = default_ncv(p.nev, n);
+      p.capacity = max_columns - total();
+    }
+    if (p.capacity < p.nev + 1)
+      throw Error("an interval solve needs at least " + std::to_string(total() + p.nev + 1) + " basis columns of " + std::to_string(n) +
+                  " rows; there is room for " + std::to_string(max_columns));
+  }
+  p.columns = p.capacity + total();
+  return p;
+}
+
+} // namespace
+
+namespace {
+
+// The filtered chunks' settings: the largest values of p(A), whose norm is about 1 (p peaks at 1).
+Settings filtered_settings(const Settings &base, const ChunkPlan &plan)
+{
+  Settings s = base;
+  s.variant = Variant::ThickRestart;
+  s.which = Which::LargestAlgebraic;
+  s.shift = s.target = 0;
+  s.nev = plan.nev;
+  s.ncv = plan.ncv;
+  s.ncv_max = 0;
+  s.block_size = 1;
+  s.purify = s.initial_vector = false;
+  s.norm_estimate = 1.0;
+  return s;
+}
+
+// The pairs of columns 0..d-1 (Ritz pairs of A, ascending) whose eigenvalue lies in [a, b] within its
+// residual, moved to the front, into r.
+void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, double tol, int d, const std::vector<double> &lambda,
+                   const std::vector<double> &res, Result &r)
+{
+  const auto inside = [&](int i) {
+    const double slack = res[i] + 8 * detail::eps * std::max(std::abs(w.a), std::abs(w.b));
+    return lambda[i] >= w.a - slack && lambda[i] <= w.b + slack;
+  };
+  int first = 0;
+  while (first < d && !inside(first)) ++first;
+  int last = first;
+  while (last < d && inside(last)) ++last;
+  move_to_front(b, d, first, last - first);
+  r.eigenvalues.assign(lambda.begin() + first, lambda.begin() + last);
+  r.errors.clear();
+  r.nconv = 0;
+  for (int i = first; i < last; ++i) {
+    r.errors.push_back(c.error(lambda[i], res[i]));
+    if (r.errors.back() < tol) ++r.nconv;
+  }
+  r.residuals_checked = last - first;
+  r.residual_rejected = (last - first) - r.nconv;
+  if (r.residual_rejected > 0 && r.reason == Reason::Converged) r.reason = Reason::ResidualCheck;
+}
+
+} // namespace
+
+IntervalResult solve_interval(Backend &backend, const Settings &base, const Callbacks &callbacks, const IntervalSettings &w)
+{
+  validate_interval(base, w);
+  IntervalResult out;
+  Result &r = out.result;
+  const Bounds bd = spectrum_bounds(backend, base);
+  out.lo = bd.lo, out.hi = bd.hi;
+  r.matvecs = bd.products;
+  r.norm_estimate = bd.norm;
+  r.reason = Reason::Converged;
+  if (w.b < bd.lo || w.a > bd.hi) return out; // no eigenvalue can lie in the window
+  const WindowFilter f = window_filter(bd.lo, bd.hi, w.a, w.b, w.degree, w.end_value);
+  out.degree = f.p.degree(), out.end_value = f.end_value;
+  const CountEstimate est =
+      estimate_count(backend, interval_indicator(bd.lo, bd.hi, w.a, w.b, out.degree), w.count_vectors, base.seed);
+  out.count_estimate = est.mean, out.count_error = est.error;
+  r.matvecs += est.products;
+  const ChunkPlan plan = plan_chunks(backend.global_size(), est.mean, est.error, base, w.max_columns);
+  out.columns = plan.columns;
+  ConstrainedBackend cb(backend, plan.capacity);
+  cb.resize_basis(plan.columns - plan.capacity);
+  Callbacks cf; // the filtered values' errors are relative to p's peak, 1
+  cf.monitor = callbacks.monitor;
+  cf.stop = callbacks.stop;
+  cf.error = [](double, double res) { return res; };
+  Chunks ch;
+  {
+    backend.set_operator_filter(&f.p);
+    const FilterOnExit clear(backend);
+    ch = run_chunks(cb, filtered_settings(base, plan), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
+  }
+  out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
+  out.filter_applications = ch.counts.matvecs;
+  std::vector<double> lambda, res;
+  rayleigh_ritz(backend, out.found, lambda, res);
+  const long own = r.matvecs;
+  r = ch.counts;
+  r.matvecs = own + ch.counts.matvecs * out.degree + 2L * out.found;
+  r.norm_estimate = bd.norm;
+  select_window(backend, w, detail::with_defaults(callbacks, Settings{}), base.tol, out.found, lambda, res, r);
+  return out;
+}
+
+Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, int max_columns)
+{
+  if (base.which != Which::LargestAlgebraic && base.which != Which::SmallestAlgebraic && base.which != Which::LargestMagnitude)
+    throw Error("a threshold applies to the largest or smallest algebraic values, or the largest magnitudes");
+  if (!std::isfinite(threshold)) throw Error("the threshold must be finite");
+  const Callbacks c = detail::with_defaults(callbacks, base);
+  const index_t n = backend.global_size();
+  Settings s = base;
+  s.ncv_max = 0;
+  s.purify = false;
+  const int chunk_columns = basis_columns_needed(s);
+  int capacity = static_cast<int>(std::min<index_t>(n, std::max(4 * base.nev, 64)));
+  if (max_columns > 0) capacity = std::min(capacity, max_columns - chunk_columns);
+  if (capacity < base.nev)
+    throw Error("a threshold solve needs at least " + std::to_string(chunk_columns + base.nev) + " basis columns; there is room for " +
+                std::to_string(max_columns));
+  ConstrainedBackend cb(backend, capacity);
+  cb.resize_basis(chunk_columns);
+  const double key = detail::badness(s, threshold);
+  const Chunks ch = run_chunks(cb, s, base.nev, capacity, callbacks, [&](double v) { return detail::badness(s, c.eigenvalue(v)) <= key; });
+  Result r = ch.counts;
+  r.eigenvalues = ch.values;
+  r.errors = ch.errors;
+  r.nconv = static_cast<int>(ch.values.size());
+  detail::sort_converged(backend, r, [&](double v) { return detail::badness(s, c.eigenvalue(v)); });
+  r.nconv = 0;
+  while (r.nconv < static_cast<int>(r.eigenvalues.size()) && detail::badness(s, c.eigenvalue(r.eigenvalues[r.nconv])) <= key) ++r.nconv;
+  if (ch.capacity_reached) r.reason = Reason::MaxIterations;
+  return r;
+}
+
+} // namespace cudalanczos

@@ -1,0 +1,265 @@
+// The interval solve (EPS_ALL with an interval) and the threshold solve on the host backend, against
+// LAPACK's dsyev; the window filter and the counting polynomial against their definitions; the host
+// backend's filtered product against p evaluated at the eigenvalues of a diagonal operator.
+#include "core/interval_solve.hpp"
+#include "core/polynomial_filter.hpp"
+#include "host/host_backend.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudalanczos;
+using namespace cudalanczos::testing;
+
+// ---- the filters
+
+TEST(PolynomialFilter, WindowFilterIsBalancedAndSeparatesTheWindow)
+{
+  struct Case { double lo, hi, a, b; };
+  for (const Case &w : {Case{-1, 9, 3.0, 3.4}, Case{0, 8, 7.2, 9.0}, Case{0, 8, -1.0, 0.3}, Case{-2, 2, -0.01, 0.02}}) {
+    const WindowFilter f = window_filter(w.lo, w.hi, w.a, w.b, 0, 0.5);
+    const double a = std::max(w.a, w.lo), b = std::min(w.b, w.hi);
+    SCOPED_TRACE("window [" + std::to_string(w.a) + ", " + std::to_string(w.b) + "], degree " + std::to_string(f.p.degree()));
+    EXPECT_NEAR(f.p(a), f.end_value, 1e-9);
+    EXPECT_NEAR(f.p(b), f.end_value, 1e-9);
+    EXPECT_LE(f.end_value, 0.5);
+    EXPECT_NEAR(f.p(f.gamma), 1.0, 1e-12);
+    // the smallest degree: one less leaves the ends above the value asked for
+    if (f.p.degree() > 2) {
+      EXPECT_GT(window_filter(w.lo, w.hi, w.a, w.b, f.p.degree() - 1, 0.5).end_value, 0.5);
+    }
+    for (int i = 0; i <= 4000; ++i) {
+      const double x = w.lo + (w.hi - w.lo) * i / 4000.0;
+      const double px = f.p(x);
+      if (x >= a && x <= b) {
+        EXPECT_GE(px, f.end_value * (1 - 1e-9)) << "inside at " << x;
+      } else if (x < a - 1e-9 * (w.hi - w.lo) || x > b + 1e-9 * (w.hi - w.lo)) {
+        EXPECT_LT(px, f.end_value) << "outside at " << x;
+      }
+    }
+  }
+}
+
+TEST(PolynomialFilter, IndicatorTraceCountsTheEigenvaluesInTheWindow)
+{
+  // 1000 eigenvalues evenly in [0, 10): 100 in [4, 5), the kernel's width being about 10 / 200 at degree 400
+  double sum = 0;
+  const ChebyshevFilter f = interval_indicator(-0.01, 10.01, 4.0 - 0.005, 5.0 - 0.005, 400);
+  for (int i = 0; i < 1000; ++i) sum += f(i / 100.0);
+  EXPECT_NEAR(sum, 100.0, 1.0);
+}
+
+TEST(PolynomialFilter, BadArgumentsAreRefused)
+{
+  EXPECT_THROW(window_filter(1, 0, 0.2, 0.5, 0, 0.5), Error);  // lo > hi
+  EXPECT_THROW(window_filter(0, 1, 0.5, 0.2, 0, 0.5), Error);  // a > b
+  EXPECT_THROW(window_filter(0, 1, 2.0, 3.0, 0, 0.5), Error);  // outside the spectrum
+  EXPECT_THROW(window_filter(0, 1, 0.2, 0.5, 0, 1.5), Error);  // end value outside (0, 1)
+  EXPECT_THROW(interval_indicator(0, 1, 0.2, 0.5, 0), Error);  // degree 0
+}
+
+// ---- the host backend's filtered product
+
+TEST(HostBackendFilter, AppliesThePolynomialAtTheEigenvalues)
+{
+  const int n = 37;
+  std::vector<double> d(n);
+  for (int i = 0; i < n; ++i) d[i] = -3 + 7.0 * i / (n - 1);
+  HostBackend b(n, n, 0, [&](const Scalar *x, Scalar *y) {
+    for (int i = 0; i < n; ++i) y[i] = d[i] * x[i];
+  });
+  b.resize_basis(2);
+  for (int degree : {1, 2, 3, 25}) {
+    const WindowFilter f = window_filter(-3.5, 4.5, 0.0, 1.0, degree, 0.5);
+    b.set_operator_filter(&f.p);
+    b.set_random(0, 7);
+    b.apply_operator(0, 1);
+    std::vector<Scalar> x(n), y(n);
+    b.get_column(0, x.data());
+    b.get_column(1, y.data());
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(std::abs(y[i] - f.p(d[i]) * x[i]), 0.0, 1e-13) << "degree " << degree << ", row " << i;
+    EXPECT_THROW(b.set_operator_scale(1), Error);
+    b.set_operator_filter(nullptr);
+    b.apply_operator(0, 1); // A again
+    b.get_column(1, y.data());
+    for (int i = 0; i < n; ++i) EXPECT_EQ(y[i], d[i] * x[i]);
+  }
+  ChebyshevFilter bad;
+  bad.coef = {1.0};
+  EXPECT_THROW(b.set_operator_filter(&bad), Error); // degree 0
+}
+
+// ---- interval solves against LAPACK
+
+/// The 7-point Laplacian of an nx x ny x nz grid (Dirichlet): eigenvalues crowded and multiple.
+struct Laplacian3d {
+  int nx, ny, nz;
+  int n() const { return nx * ny * nz; }
+  void matvec(const Scalar *x, Scalar *y) const
+  {
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          const int r = i + nx * (j + ny * k);
+          Scalar s = 6.0 * x[r];
+          if (i > 0) s -= x[r - 1];
+          if (i + 1 < nx) s -= x[r + 1];
+          if (j > 0) s -= x[r - nx];
+          if (j + 1 < ny) s -= x[r + nx];
+          if (k > 0) s -= x[r - nx * ny];
+          if (k + 1 < nz) s -= x[r + nx * ny];
+          y[r] = s;
+        }
+  }
+  std::vector<double> eigenvalues() const // by dsyev of the assembled matrix
+  {
+    const int N = n();
+    std::vector<double> a(static_cast<std::size_t>(N) * N, 0.0);
+    std::vector<Scalar> e(N, 0.0), col(N);
+    for (int c = 0; c < N; ++c) {
+      e[c] = 1.0;
+      matvec(e.data(), col.data());
+      e[c] = 0.0;
+      for (int r = 0; r < N; ++r) a[r + static_cast<std::size_t>(c) * N] = real_part(col[r]);
+    }
+    return lapack_eigenvalues(N, a);
+  }
+};
+
+using Op = std::function<void(const Scalar *, Scalar *)>;
+
+struct Checked {
+  IntervalResult out;
+  std::vector<double> expected;
+};
+
+/// solve_interval of [a, b] on the host backend; its eigenvalues against `all` (LAPACK's), its vectors'
+/// residuals and orthogonality computed here.
+Checked check_window(int n, const Op &op, const std::vector<double> &all, double a, double b, int degree = 0)
+{
+  HostBackend backend(n, n, 0, op);
+  Settings s;
+  s.tol = 1e-10;
+  s.max_it = 500;
+  IntervalSettings w;
+  w.a = a, w.b = b, w.degree = degree;
+  Checked c;
+  c.out = solve_interval(backend, s, {}, w);
+  for (double x : all)
+    if (x >= a && x <= b) c.expected.push_back(x);
+  const Result &r = c.out.result;
+  EXPECT_EQ(r.reason, Reason::Converged);
+  EXPECT_EQ(r.nconv, static_cast<int>(c.expected.size())) << "found " << describe(r.eigenvalues) << "\nexpected " << describe(c.expected);
+  if (r.nconv != static_cast<int>(c.expected.size())) return c;
+  const double anorm = std::max(std::abs(all.front()), std::abs(all.back()));
+  std::vector<std::vector<Scalar>> X(r.nconv, std::vector<Scalar>(n));
+  for (int i = 0; i < r.nconv; ++i) {
+    EXPECT_NEAR(r.eigenvalues[i], c.expected[i], 1e-9 * anorm) << "eigenvalue " << i;
+    backend.get_column(i, X[i].data());
+    std::vector<Scalar> ax(n);
+    op(X[i].data(), ax.data());
+    double res = 0;
+    for (int k = 0; k < n; ++k) res += abs2(ax[k] - r.eigenvalues[i] * X[i][k]);
+    EXPECT_LT(std::sqrt(res), 1e-8 * anorm) << "residual of pair " << i;
+  }
+  for (int i = 0; i < r.nconv; ++i)
+    for (int j = 0; j <= i; ++j) {
+      Scalar dot = 0;
+      for (int k = 0; k < n; ++k) dot += conj_of(X[i][k]) * X[j][k];
+      EXPECT_NEAR(std::abs(dot - (i == j ? 1.0 : 0.0)), 0.0, 1e-10) << "x_" << i << "^H x_" << j;
+    }
+  return c;
+}
+
+class IntervalSolve3dLaplacian : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { all_ = lap_.eigenvalues(); }
+  static const Laplacian3d lap_;
+  static std::vector<double> all_;
+  Op op() const { return [](const Scalar *x, Scalar *y) { lap_.matvec(x, y); }; }
+};
+const Laplacian3d IntervalSolve3dLaplacian::lap_{9, 10, 11};
+std::vector<double> IntervalSolve3dLaplacian::all_;
+
+TEST_F(IntervalSolve3dLaplacian, InteriorWindowWithMultipleEigenvalues)
+{
+  const Checked c = check_window(lap_.n(), op(), all_, 5.9, 6.3);
+  EXPECT_GE(c.expected.size(), 20u);
+  EXPECT_GT(c.out.degree, 2);
+  EXPECT_EQ(c.out.found >= c.out.result.nconv, true);
+  EXPECT_NEAR(c.out.count_estimate, static_cast<double>(c.expected.size()), 6 * c.out.count_error + 0.1 * c.expected.size());
+}
+
+TEST_F(IntervalSolve3dLaplacian, WindowAtTheUpperEnd)
+{
+  check_window(lap_.n(), op(), all_, 11.2, 13.0);
+}
+
+TEST_F(IntervalSolve3dLaplacian, WindowWithTwoHundredEigenvalues)
+{
+  const Checked c = check_window(lap_.n(), op(), all_, 4.0, 5.6);
+  EXPECT_GE(c.expected.size(), 200u);
+}
+
+TEST_F(IntervalSolve3dLaplacian, WindowOutsideTheSpectrumIsEmpty)
+{
+  const Checked c = check_window(lap_.n(), op(), all_, -5.0, -1.0);
+  EXPECT_EQ(c.out.result.nconv, 0);
+  EXPECT_EQ(c.out.chunks, 0);
+}
+
+TEST(IntervalSolve, WindowInAGapIsEmptyAndItsEndsOnEigenvaluesCount)
+{
+  // a diagonal operator: 0.1 k for k = 0..299 with k = 100..139 missing, and 2.0 three times
+  std::vector<double> d;
+  for (int k = 0; k < 300; ++k)
+    if (k < 100 || k >= 140) d.push_back(0.1 * k);
+  d.push_back(2.0), d.push_back(2.0);
+  const int n = static_cast<int>(d.size());
+  const Op op = [&](const Scalar *x, Scalar *y) {
+    for (int i = 0; i < n; ++i) y[i] = d[i] * x[i];
+  };
+  std::vector<double> all = d;
+  std::sort(all.begin(), all.end());
+  const Checked gap = check_window(n, op, all, 10.05, 13.85);
+  EXPECT_EQ(gap.out.result.nconv, 0);
+  const Checked ends = check_window(n, op, all, 2.0, 3.0); // 2.0 (three copies) .. 3.0, both ends eigenvalues
+  EXPECT_EQ(ends.expected.size(), 13u);
+}
+
+TEST(IntervalSolve, BadSettingsAreRefused)
+{
+  HostBackend b(10, 10, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + 10, y); });
+  IntervalSettings w;
+  w.a = 1, w.b = 0;
+  EXPECT_THROW(solve_interval(b, Settings{}, {}, w), Error);
+  w.a = 0, w.b = 1, w.end_value = 1.0;
+  EXPECT_THROW(solve_interval(b, Settings{}, {}, w), Error);
+}
+
+// ---- threshold solves
+
+TEST_F(IntervalSolve3dLaplacian, ThresholdTakesEveryEigenvalueAboveIt)
+{
+  const int n = lap_.n();
+  HostBackend backend(n, n, 0, op());
+  Settings s;
+  s.which = Which::LargestAlgebraic;
+  s.nev = 8, s.ncv = 24, s.tol = 1e-10, s.max_it = 500;
+  const double t = 10.6;
+  const Result r = solve_to_threshold(backend, s, {}, t);
+  std::vector<double> expected;
+  for (auto it = all_.rbegin(); it != all_.rend() && *it >= t; ++it) expected.push_back(*it);
+  ASSERT_GE(expected.size(), 20u);
+  ASSERT_EQ(r.nconv, static_cast<int>(expected.size())) << describe(r.eigenvalues);
+  for (int i = 0; i < r.nconv; ++i) EXPECT_NEAR(r.eigenvalues[i], expected[i], 1e-9 * 12) << i;
+}
+
+} // namespace
