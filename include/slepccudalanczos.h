@@ -86,6 +86,8 @@ SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetVerify(EPS, PetscBool);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetVerify(EPS, PetscBool *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetNcvMax(EPS, PetscInt);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetNcvMax(EPS, PetscInt *);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetFilterDegree(EPS, PetscInt);
+SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetFilterDegree(EPS, PetscInt *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetRestart(EPS, PetscReal);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosGetRestart(EPS, PetscReal *);
 SLEPC_EXTERN PetscErrorCode EPSCUDALanczosSetBlockSize(EPS, PetscInt);

@@ -73,6 +73,9 @@ PetscErrorCode EPSSetFromOptions_CUDALanczos(EPS eps, CUDALanczosOptionItems Pet
   PetscCall(PetscOptionsInt("-eps_cudalanczos_ncv_max", "Largest basis the thick-restart variant may grow to when convergence is slow",
                             "EPSCUDALanczosSetNcvMax", ctx->opt.ncv_max, &i, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetNcvMax(eps, i));
+  PetscCall(PetscOptionsInt("-eps_cudalanczos_filter_degree", "Degree of the polynomial filter of an interval (EPS_ALL); 0: chosen from its width",
+                            "EPSCUDALanczosSetFilterDegree", ctx->opt.filter_degree, &i, &flg));
+  if (flg) PetscCall(EPSCUDALanczosSetFilterDegree(eps, i));
   PetscCall(PetscOptionsBool("-eps_cudalanczos_verify", "Search the complement of the converged vectors for missed multiple eigenvalues",
                              "EPSCUDALanczosSetVerify", ctx->opt.verify, &b, &flg));
   if (flg) PetscCall(EPSCUDALanczosSetVerify(eps, b));
@@ -129,6 +132,8 @@ PetscErrorCode EPSDestroy_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetFilterDegree_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetFilterDegree_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetRestart_C", nullptr));
@@ -159,6 +164,7 @@ CUDALANCZOS_ACCESSORS(Device, PetscInt, device)
 CUDALANCZOS_ACCESSORS(CheckSymmetry, PetscBool, check_symmetry)
 CUDALANCZOS_ACCESSORS(Verify, PetscBool, verify)
 CUDALANCZOS_ACCESSORS(NcvMax, PetscInt, ncv_max)
+CUDALANCZOS_ACCESSORS(FilterDegree, PetscInt, filter_degree)
 #undef CUDALANCZOS_ACCESSORS
 
 PetscErrorCode EPSCUDALanczosSetReorthog_CUDALanczos(EPS eps, EPSCUDALanczosReorthog value)
@@ -268,6 +274,8 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetVerify_C", EPSCUDALanczosGetVerify_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetNcvMax_C", EPSCUDALanczosSetNcvMax_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetNcvMax_C", EPSCUDALanczosGetNcvMax_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetFilterDegree_C", EPSCUDALanczosSetFilterDegree_CUDALanczos));
+  PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetFilterDegree_C", EPSCUDALanczosGetFilterDegree_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetBlockSize_C", EPSCUDALanczosSetBlockSize_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosGetBlockSize_C", EPSCUDALanczosGetBlockSize_CUDALanczos));
   PetscCall(PetscObjectComposeFunction((PetscObject)eps, "EPSCUDALanczosSetRestart_C", EPSCUDALanczosSetRestart_CUDALanczos));

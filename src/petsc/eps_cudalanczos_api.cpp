@@ -3,6 +3,8 @@
    EPSCreate_CUDALanczos (PetscTryMethod), so calling it on another EPS type is a no-op, as in SLEPc.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
+
+#include "core/polynomial_filter.hpp"
 #include <slepc/private/epsimpl.h>
 
 #include <string>
@@ -482,6 +484,68 @@ PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
   PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
   PetscAssertPointer(value, 2);
   PetscUseMethod(eps, "EPSCUDALanczosGetNcvMax_C", (EPS, PetscInt *), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosSetFilterDegree - Sets the degree of the polynomial filter with which the solver
+   computes every eigenvalue in an interval (EPS_ALL with EPSSetInterval()).
+
+   Logically Collective on eps
+
+   Input Parameters:
++  eps   - the eigenproblem solver context
+-  value - the degree, or 0 to let the solver choose it
+
+   Options Database Key:
+.  -eps_cudalanczos_filter_degree <int> - Sets the degree
+
+   Notes:
+   With EPS_ALL the solver runs thick-restart Lanczos on p(A), a Jackson-damped Chebyshev series of a
+   delta at a point of the interval [a, b], balanced so that p(a) = p(b) and normalized to 1 at its peak:
+   the eigenvalues in [a, b] are those with p(lambda) >= p(a). Every application of p(A) takes `degree`
+   products with A and no orthogonalization, so a higher degree trades products for Lanczos steps. With
+   0 the degree is the smallest for which p(a) = p(b) <= 1/2, which grows as the interval narrows against
+   the spectrum. -eps_view shows the degree, p(a), the spectrum's bounds and the products. The ST must
+   be STSHIFT with shift 0; SLEPc's STFILTER is refused (its parameters would be ignored).
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosGetFilterDegree(), EPSSetInterval(), EPSSetWhichEigenpairs()
+@*/
+PetscErrorCode EPSCUDALanczosSetFilterDegree(EPS eps, PetscInt value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(eps, value, 2);
+  PetscCheck(value >= 0 && value <= cudalanczos::kMaxFilterDegree, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
+             "The filter degree must lie in [0, %d] (0: chosen by the solver); %" PetscInt_FMT " given", cudalanczos::kMaxFilterDegree, value);
+  PetscTryMethod(eps, "EPSCUDALanczosSetFilterDegree_C", (EPS, PetscInt), (eps, value));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   EPSCUDALanczosGetFilterDegree - Gets the degree of the polynomial filter of an interval (0: chosen
+   by the solver).
+
+   Not Collective
+
+   Input Parameter:
+.  eps - the eigenproblem solver context
+
+   Output Parameter:
+.  value - the degree set
+
+   Level: advanced
+
+.seealso: EPSCUDALanczosSetFilterDegree()
+@*/
+PetscErrorCode EPSCUDALanczosGetFilterDegree(EPS eps, PetscInt *value)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(eps, EPS_CLASSID, 1);
+  PetscAssertPointer(value, 2);
+  PetscUseMethod(eps, "EPSCUDALanczosGetFilterDegree_C", (EPS, PetscInt *), (eps, value));
   PetscFunctionReturn(0);
 }
 

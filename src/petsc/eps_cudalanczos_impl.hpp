@@ -4,6 +4,7 @@
 #include <slepccudalanczos.h>
 
 #include "core/backend.hpp"
+#include "core/interval_solve.hpp"
 #include "core/lanczos_driver.hpp"
 
 #include <functional>
@@ -77,6 +78,7 @@ struct EPSCUDALanczosOptions {
   PetscBool              check_symmetry = PETSC_FALSE;
   PetscBool              verify         = PETSC_TRUE; // search the complement for missed multiple eigenvalues
   PetscInt               ncv_max        = PETSC_DEFAULT; // most columns the basis may grow to (EPSCUDALanczosSetNcvMax)
+  PetscInt               filter_degree  = 0; // EPS_ALL's polynomial filter (EPSCUDALanczosSetFilterDegree); 0: chosen
   PetscInt               block_size     = PETSC_DEFAULT; // vectors per Lanczos step (EPSCUDALanczosSetBlockSize); default: chosen
   PetscReal              restart        = PETSC_DEFAULT; // fraction of Ritz vectors kept (EPSCUDALanczosSetRestart); default: chosen
 };
@@ -144,6 +146,8 @@ struct EPSCUDALanczosLastSolve {
   PetscBool   st_norm_reused  = PETSC_FALSE; // its norm estimate came from Caches::st_norm
   int         purified_solves = 0; // vectors purified by STApply after the driver (Result::purified: from the relation)
   std::string symmetry_desc;       // the symmetry probe passed, and where its products ran (empty: no probe)
+  PetscBool   interval = PETSC_FALSE; // it computed every eigenvalue in an interval (EPS_ALL)
+  cudalanczos::IntervalResult interval_result; // then what that solve found (its `result` is left empty: see `result`)
 };
 
 struct EPS_CUDALANCZOS {
@@ -204,6 +208,16 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 /// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
 /// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);
+/// The most basis columns an interval solve may hold (IntervalSettings::max_columns): what fits in 80 % of
+/// the device memory free when the solve runs on the GPU (`on_device`), the same on every rank; 0 (no
+/// limit) on the host. Collective.
+PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *columns);
+/// EPS_ALL: the interval's checks at EPSSetUp (eps_cudalanczos_interval.cpp). Collective.
+PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps);
+/// EPS_ALL: every eigenpair in [eps->inta, eps->intb] on `solver` (IntervalSettings from the EPS and the
+/// options), the EPS's solution arrays grown to hold them; `r` gets the pairs, ctx->last the rest. Collective.
+PetscErrorCode EPSCUDALanczosSolveInterval(EPS eps, cudalanczos::Backend &solver, const cudalanczos::Settings &s,
+                                           const cudalanczos::Callbacks &cb, PetscBool on_device, cudalanczos::Result *r);
 /// EPSReset: the EPS's CUDA backend goes to the process's pool (one-process backends) for the next EPS
 /// of the same shape, without its operator. Not collective.
 PetscErrorCode EPSCUDALanczosReturnBackend(EPS eps);

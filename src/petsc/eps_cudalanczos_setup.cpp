@@ -62,6 +62,10 @@ PetscErrorCode ChooseWhich(EPS eps)
   cudalanczos::Which which;
 
   PetscFunctionBegin;
+  if (eps->which == EPS_ALL) { // every eigenvalue in an interval: its own checks (eps_cudalanczos_interval.cpp)
+    PetscCall(EPSCUDALanczosCheckInterval(eps));
+    PetscFunctionReturn(0);
+  }
   if (!eps->which) {
     PetscBool target;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)eps->st, &target, STSINVERT, STCAYLEY, ""));
@@ -426,6 +430,7 @@ PetscErrorCode EPSSetUpSort_CUDALanczos(EPS eps)
   case EPS_SMALLEST_REAL: eps->sc->comparison = SlepcCompareSmallestReal; eps->sc->comparisonctx = nullptr; break;
   case EPS_TARGET_MAGNITUDE: eps->sc->comparison = SlepcCompareTargetMagnitude; eps->sc->comparisonctx = &eps->target; break;
   case EPS_TARGET_REAL: eps->sc->comparison = SlepcCompareTargetReal; eps->sc->comparisonctx = &eps->target; break;
+  case EPS_ALL: eps->sc->comparison = SlepcCompareSmallestReal; eps->sc->comparisonctx = nullptr; break; // an interval, ascending
   default: SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP, "Unsupported -eps_which for EPSCUDALANCZOS");
   }
   eps->sc->map    = nullptr;

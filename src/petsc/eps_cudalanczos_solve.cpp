@@ -388,7 +388,10 @@ PetscErrorCode SolveIterate(Solve &sv)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, sv.eps, 0, 0, 0));
-  PetscCallCXX(sv.result = cudalanczos::solve(*sv.solver, sv.s, sv.cb));
+  sv.ctx->last.interval = PETSC_FALSE;
+  if (sv.eps->which == EPS_ALL)
+    PetscCall(EPSCUDALanczosSolveInterval(sv.eps, *sv.solver, sv.s, sv.cb, sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &sv.result));
+  else PetscCallCXX(sv.result = cudalanczos::solve(*sv.solver, sv.s, sv.cb));
   PetscCallCXX(sv.solver->synchronize());
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Iterate, sv.eps, 0, 0, 0));
   PetscCall(sv.cberr);
@@ -536,7 +539,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   Solve            sv(eps);
 
   PetscFunctionBegin;
-  PetscCall(EPSCUDALanczosWhich(eps, &sv.s.which));
+  if (eps->which != EPS_ALL) PetscCall(EPSCUDALanczosWhich(eps, &sv.s.which)); // an interval needs no `which`
   PetscCall(SolveInnerProduct(sv));
   PetscCall(SolveCreateBackend(sv));
   PetscCall(SolveCheckSymmetry(sv));

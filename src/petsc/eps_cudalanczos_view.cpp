@@ -236,6 +236,31 @@ PetscErrorCode ViewVerification(EPS eps, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
+// An interval (EPS_ALL): the filter, the count estimate against what was found, and the room.
+PetscErrorCode ViewInterval(EPS eps, PetscViewer viewer)
+{
+  const cudalanczos::IntervalResult &ir = ((EPS_CUDALANCZOS *)eps->data)->last.interval_result;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  interval [%g, %g]: polynomial filter of degree %d, p(a) = p(b) = %.3f, on the spectrum's bounds [%g, %g]\n",
+                                   (double)eps->inta, (double)eps->intb, ir.degree, ir.end_value, ir.lo, ir.hi));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "  filtered Lanczos: %d chunks, %d pairs converged (the interval's and those beyond its ends), %ld applications "
+                                   "of p(A) (%ld products with A), basis of %d columns\n",
+                                   ir.chunks, ir.found, ir.filter_applications, ir.filter_applications * ir.degree, ir.columns));
+  if (ir.count_estimate >= 0) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  eigenvalues in the interval: %" PetscInt_FMT " returned, %.1f +- %.1f estimated (kernel polynomial method)\n",
+                                     eps->nconv, ir.count_estimate, ir.count_error));
+    // The estimate smooths over the filter's width at each end: only a gap well beyond its error is reported.
+    if (eps->nconv < ir.count_estimate - 4 * ir.count_error - 0.2 * ir.count_estimate - 2)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  fewer eigenvalues returned than estimated: some may be missing (raise -eps_max_it)\n"));
+  }
+  if (ir.capacity_reached)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  the basis ran out of room before the interval's end was reached: eigenvalues may be missing (the device memory "
+                                             "limits it; split the interval)\n"));
+  PetscFunctionReturn(0);
+}
+
 // What the last solve ran on and did.
 PetscErrorCode ViewLastSolve(EPS eps, PetscViewer viewer)
 {
@@ -249,7 +274,8 @@ PetscErrorCode ViewLastSolve(EPS eps, PetscViewer viewer)
   if (!thesis) PetscCall(ViewAdaptations(eps, viewer));
   PetscCall(ViewScaling(eps, viewer));
   if (!thesis) PetscCall(ViewResidualCheck(eps, viewer));
-  if (eps->nconv < eps->nev) PetscCall(ViewShortfall(eps, viewer));
+  if (ctx->last.interval) PetscCall(ViewInterval(eps, viewer));
+  else if (eps->nconv < eps->nev) PetscCall(ViewShortfall(eps, viewer));
   if (!thesis && ctx->opt.verify) PetscCall(ViewVerification(eps, viewer));
   PetscFunctionReturn(0);
 }

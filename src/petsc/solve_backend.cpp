@@ -356,6 +356,28 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 #endif
 }
 
+PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *columns)
+{
+  PetscInt limit = PETSC_MAX_INT;
+
+  PetscFunctionBegin;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  if (on_device && eps->nloc > 0 && ctx->last.device_used >= 0) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    PetscCallCXX(cudalanczos::cuda::device_memory(ctx->last.device_used, &free_bytes, &total_bytes));
+    if (ctx->cache.backend) free_bytes += static_cast<std::size_t>(ctx->cache.backend->basis_columns()) * eps->nloc * sizeof(PetscScalar);
+    const double fit = 0.8 * static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc));
+    limit = (PetscInt)PetscMax(1.0, PetscMin(fit, 1e9));
+  }
+#else
+  (void)on_device;
+#endif
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &limit, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
+  *columns = limit == PETSC_MAX_INT ? 0 : (int)limit;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s)
 {
   PetscFunctionBegin;

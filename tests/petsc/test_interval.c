@@ -1,0 +1,161 @@
+/*
+   EPS_ALL with an interval (EPSSetInterval) through the plugin: every eigenpair of a 3-D Laplacian in a
+   window against the analytic spectrum (sums of three 1-D Laplacians' eigenvalues, with their
+   multiplicities), the true residuals and orthonormality of the returned vectors (MeasurePairs), the
+   -eps_view line; windows in the interior, at the upper end, with 200 eigenvalues, outside the spectrum,
+   and with both ends on (multiple) eigenvalues; and what is refused with a PETSc error. Any number of
+   ranks (uneven rows). Options: -eps_cudalanczos_backend host|cuda as for the other tests.
+*/
+#include "test_support.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const PetscInt NX = 8, NY = 9, NZ = 10;
+
+/* The 7-point Laplacian of the NX x NY x NZ grid (Dirichlet), rows split unevenly over the ranks. */
+static PetscErrorCode Laplacian3d(Mat *A)
+{
+  PetscInt n = NX * NY * NZ, nloc, rs, re, r;
+
+  PetscFunctionBeginUser;
+  PetscCall(UnevenLocalRows(n, &nloc));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 7, NULL, 6, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (r = rs; r < re; ++r) {
+    const PetscInt i = r % NX, j = (r / NX) % NY, k = r / (NX * NY);
+    PetscCall(MatSetValue(*A, r, r, 6.0, INSERT_VALUES));
+    if (i > 0) PetscCall(MatSetValue(*A, r, r - 1, -1.0, INSERT_VALUES));
+    if (i < NX - 1) PetscCall(MatSetValue(*A, r, r + 1, -1.0, INSERT_VALUES));
+    if (j > 0) PetscCall(MatSetValue(*A, r, r - NX, -1.0, INSERT_VALUES));
+    if (j < NY - 1) PetscCall(MatSetValue(*A, r, r + NX, -1.0, INSERT_VALUES));
+    if (k > 0) PetscCall(MatSetValue(*A, r, r - NX * NY, -1.0, INSERT_VALUES));
+    if (k < NZ - 1) PetscCall(MatSetValue(*A, r, r + NX * NY, -1.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static int Ascending(const void *x, const void *y)
+{
+  const PetscReal a = *(const PetscReal *)x, b = *(const PetscReal *)y;
+  return (a > b) - (a < b);
+}
+
+/* The Laplacian's eigenvalues, ascending: 2 - 2 cos(p pi / (N + 1)) summed over the three directions. */
+static PetscErrorCode AnalyticSpectrum(PetscReal **ev)
+{
+  PetscInt p, q, s, m = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(NX * NY * NZ, ev));
+  for (p = 1; p <= NX; ++p)
+    for (q = 1; q <= NY; ++q)
+      for (s = 1; s <= NZ; ++s)
+        (*ev)[m++] = 6 - 2 * cos(p * PETSC_PI / (NX + 1)) - 2 * cos(q * PETSC_PI / (NY + 1)) - 2 * cos(s * PETSC_PI / (NZ + 1));
+  qsort(*ev, (size_t)m, sizeof(PetscReal), Ascending);
+  PetscFunctionReturn(0);
+}
+
+/* EPS_ALL on [a, b] with the options given; every pair against the analytic ones. `atleast`: the window
+   must hold that many (a check of the test itself). */
+static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
+{
+  EPS         eps;
+  PetscInt    n = NX * NY * NZ, i, expected = 0, first = -1, nconv;
+  PetscScalar *lr;
+  PetscReal   diff = 0, res = 0, orth = 0, imag = 0, tol = 1e-10;
+  char        detail[512], line[256];
+  PetscBool   found;
+
+  PetscFunctionBeginUser;
+  for (i = 0; i < n; ++i) /* the analytic values within rounding of an end count as inside */
+    if (ev[i] >= a - 1e-12 && ev[i] <= b + 1e-12) {
+      if (first < 0) first = i;
+      ++expected;
+    }
+  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL));
+  PetscCall(EPSSetInterval(eps, a, b));
+  PetscCall(EPSSetTolerances(eps, tol, 1000));
+  PetscCall(EPSSetFromOptions(eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned, %" PetscInt_FMT " in the window", nconv, expected));
+  PetscCall(Check((PetscBool)(nconv == expected && expected >= atleast), name, detail));
+  if (nconv == expected && expected > 0) {
+    PetscCall(PetscMalloc1(expected, &lr));
+    for (i = 0; i < expected; ++i) lr[i] = ev[first + i];
+    PetscCall(MeasurePairs(eps, A, NULL, expected, lr, &diff, &res, &orth, &imag));
+    PetscCall(PetscFree(lr));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e, orthogonality %.1e", (double)diff,
+                            (double)res, (double)orth));
+    PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9 && imag == 0), "  its pairs", detail));
+  }
+  PetscCall(ViewLine(eps, "interval [", line, sizeof(line), &found));
+  if (expected > 0) PetscCall(Check(found, "  -eps_view shows the filter", line));
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+
+/* EPS_ALL with something it does not support: refused at EPSSolve, the EPS still destroyable. */
+static PetscErrorCode CheckRefused(Mat A, const char *what)
+{
+  EPS eps;
+  Vec z;
+
+  PetscFunctionBeginUser;
+  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL));
+  PetscCall(EPSSetInterval(eps, 5.0, 6.0));
+  PetscCall(EPSSetFromOptions(eps));
+  if (!strcmp(what, "sinvert")) {
+    ST st;
+    PetscCall(EPSGetST(eps, &st));
+    PetscCall(STSetType(st, STSINVERT));
+  } else if (!strcmp(what, "shift")) {
+    ST st;
+    PetscCall(EPSGetST(eps, &st));
+    PetscCall(STSetShift(st, 1.0));
+  } else if (!strcmp(what, "ghep")) {
+    PetscCall(EPSSetOperators(eps, A, A));
+    PetscCall(EPSSetProblemType(eps, EPS_GHEP));
+  } else if (!strcmp(what, "deflation")) {
+    PetscCall(MatCreateVecs(A, &z, NULL));
+    PetscCall(VecSet(z, 1.0));
+    PetscCall(EPSSetDeflationSpace(eps, 1, &z));
+    PetscCall(VecDestroy(&z));
+  } else if (!strcmp(what, "block")) {
+    PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
+  }
+  PetscCall(CheckSolveRefused(eps, what));
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  Mat        A;
+  PetscReal *ev;
+
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(Laplacian3d(&A));
+  PetscCall(AnalyticSpectrum(&ev));
+  PetscCall(CheckWindow(A, ev, 5.9, 6.3, 20, "interior window, multiple eigenvalues"));
+  PetscCall(CheckWindow(A, ev, 11.0, 13.0, 5, "window at the upper end"));
+  PetscCall(CheckWindow(A, ev, 3.0, 6.0, 200, "window with 200 eigenvalues"));
+  PetscCall(CheckWindow(A, ev, -3.0, -1.0, 0, "window outside the spectrum"));
+  PetscCall(CheckWindow(A, ev, ev[100], ev[160], 60, "window with both ends on eigenvalues"));
+  PetscCall(CheckRefused(A, "sinvert"));
+  PetscCall(CheckRefused(A, "shift"));
+  PetscCall(CheckRefused(A, "ghep"));
+  PetscCall(CheckRefused(A, "deflation"));
+  PetscCall(CheckRefused(A, "block"));
+  PetscCall(PetscFree(ev));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
+  PetscCall(SlepcFinalize());
+  return failures ? 1 : 0;
+}
