@@ -348,10 +348,12 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   return out;
 }
 
-Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, int max_columns)
+Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, bool relative, int max_columns)
 {
   if (base.which != Which::LargestAlgebraic && base.which != Which::SmallestAlgebraic && base.which != Which::LargestMagnitude)
     throw Error("a threshold applies to the largest or smallest algebraic values, or the largest magnitudes");
+  if (relative && base.which == Which::SmallestAlgebraic)
+    throw Error("a relative threshold applies to the largest algebraic values or the largest magnitudes");
   if (!std::isfinite(threshold)) throw Error("the threshold must be finite");
   const Callbacks c = detail::with_defaults(callbacks, base);
   const index_t n = backend.global_size();
@@ -366,8 +368,12 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
                 std::to_string(max_columns));
   ConstrainedBackend cb(backend, capacity);
   cb.resize_basis(chunk_columns);
-  const double key = detail::badness(s, threshold);
-  const Chunks ch = run_chunks(cb, s, base.nev, capacity, callbacks, [&](double v) { return detail::badness(s, c.eigenvalue(v)) <= key; });
+  double key = detail::badness(s, threshold);
+  bool keyed = !relative; // a relative threshold is a fraction of the first (best) value converged
+  const Chunks ch = run_chunks(cb, s, base.nev, capacity, callbacks, [&](double v) {
+    if (!keyed) key = detail::badness(s, threshold * c.eigenvalue(v)), keyed = true;
+    return detail::badness(s, c.eigenvalue(v)) <= key;
+  });
   Result r = ch.counts;
   r.eigenvalues = ch.values;
   r.errors = ch.errors;

@@ -51,11 +51,13 @@ struct IntervalResult {
 IntervalResult solve_interval(Backend &backend, const Settings &base, const Callbacks &callbacks, const IntervalSettings &w);
 
 /// Every eigenpair at least as good as `threshold` by base.which (LargestAlgebraic: lambda >= threshold,
-/// SmallestAlgebraic: lambda <= threshold, LargestMagnitude: |lambda| >= |threshold|), in chunks of
+/// SmallestAlgebraic: lambda <= threshold, LargestMagnitude: |lambda| >= |threshold|); `relative`: the
+/// threshold is that fraction of the first eigenvalue converged (LargestAlgebraic, LargestMagnitude), as
+/// SLEPc's EPSSetThreshold takes it. In chunks of
 /// base.nev pairs with base.ncv columns, until a converged value lies beyond the threshold; columns 0..
 /// hold the vectors, best first. `max_columns` as in IntervalSettings (Result::reason is then
 /// MaxIterations when the room ran out first). The backend's basis is resized here.
-Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold,
+Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, bool relative = false,
                           int max_columns = 0);
 
 } // namespace cudalanczos
