@@ -5,7 +5,8 @@
 // the step records. On several ranks the scalars must meet MPI on the host: expand() then falls back to
 // Backend::expand, where each project() / subtract() fetches its reduced scalars (device -> pinned host
 // buffer, then Reducer) and the coefficients go down through a pinned staging buffer. Everything is
-// allocated in resize_basis() or the constructor; the per-step operations allocate nothing.
+// allocated in resize_basis(), set_operator_filter() or the constructor; the per-step operations
+// allocate nothing.
 //
 // The block operations (block Lanczos, b columns at once) are matrix products: cuBLAS dgemm on the
 // basis for project_block / update_block / transform_block, DeviceOperator::apply_block for the
@@ -15,6 +16,7 @@
 // The basis and every coefficient are Scalars (core/scalar.hpp); with complex ones the cuBLAS calls are
 // the Z routines (blas.hpp: V^H w through the conjugate transpose), the reduced scalars go to the
 // Reducer as twice as many doubles, and the norms (subtract's, the step records) stay double.
+#include "core/chebyshev_filter.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -217,7 +220,7 @@ public:
   {
     std::size_t total = 0;
     for (const DeviceBuffer<Scalar> *b : {&constants_, &basis_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_, &block_dev_,
-                                          &block_coef_})
+                                          &block_coef_, &filter_w_, &filter_a_, &filter_b_})
       total += b->bytes();
     for (const DeviceBuffer<double> *b : {&partials_, &after_, &records_}) total += b->bytes();
     return total;
@@ -229,15 +232,32 @@ public:
     check_column(dst);
     if (src == dst) throw Error("CudaBackend::apply_operator: src and dst must differ");
     ScopedDevice guard(device_);
-    scaled_apply(src, dst, 1, [&] { apply_unscaled(src, dst); });
+    if (filter_) return apply_filter(col(src), col(dst)); // unscaled while filtered (set_operator_scale)
+    scaled_apply(src, dst, 1, [&] { apply_unscaled(col(src), col(dst)); });
   }
 
   void set_operator_scale(int e) override
   {
     check_scale_exponent("CudaBackend::set_operator_scale", e);
+    if (filter_ && e != 0)
+      throw Error("CudaBackend::set_operator_scale: the operator is filtered (set_operator_filter); it stays unscaled");
     scale_ = e; // kept on the host: scaled_apply passes 2^scale_ to the scale kernels by value
   }
 
+  void set_operator_filter(const ChebyshevFilter *filter) override
+  {
+    if (!filter) {
+      filter_.reset(); // the work vectors stay: a driver that switches between p(A) and A allocates once
+      return;
+    }
+    check_filter("CudaBackend::set_operator_filter", *filter, scale_);
+    ScopedDevice guard(device_);
+    const auto n = static_cast<std::size_t>(n_);
+    grow(filter_w_, n, "filter work vector (A T_k x)");
+    grow(filter_a_, n, "filter work vector (T_k x)");
+    grow(filter_b_, n, "filter work vector (T_k x)");
+    filter_ = *filter;
+  }
 
   void project(int first, int k, int c, Scalar *out) override
   {
@@ -512,7 +532,7 @@ public:
     if (src < dst + b && dst < src + b)
       throw Error("CudaBackend::apply_operator_block: source columns " + range_text(src, b) + " and destination " +
                   range_text(dst, b) + " overlap");
-    if (!op_) { // the host fallback: column by column, through the pinned buffers
+    if (!op_ || filter_) { // the host fallback, or p(A): column by column (through the pinned buffers, the filter's vectors)
       for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
       return;
     }
@@ -680,20 +700,36 @@ private:
     }
   }
 
-  void apply_unscaled(int src, int dst)
+  /// y = A x for device arrays of n_ entries (basis columns or the filter's work vectors).
+  void apply_unscaled(const Scalar *x, Scalar *y)
   {
     if (op_) {
-      op_->apply(col(src), col(dst), stream_.get());
+      op_->apply(x, y, stream_.get());
       return;
     }
     // Fallback for an operator that only exists on the host: down, apply, up. The pinned buffers make
     // both copies DMA; host_y_ is only rewritten after the next synchronize, so its upload is safe.
-    if (n_ > 0)
-      CUDALANCZOS_CHECK(cudaMemcpyAsync(host_x_.data(), col(src), bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
+    if (n_ > 0) CUDALANCZOS_CHECK(cudaMemcpyAsync(host_x_.data(), x, bytes(n_), cudaMemcpyDeviceToHost, stream_.get()));
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     host_apply_(host_x_.data(), host_y_.data());
-    if (n_ > 0)
-      CUDALANCZOS_CHECK(cudaMemcpyAsync(col(dst), host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+    if (n_ > 0) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
+  }
+
+  /// y = p(A) x (set_operator_filter), as HostBackend::apply_filter: per step one product with A into
+  /// filter_w_, then the fused step. T_0 x = x is read in place, T_1 x goes to filter_a_, and from step 2 on
+  /// each T_k x overwrites T_{k-2} x, so x is never written. Queued on the stream like any product: no
+  /// host wait beyond the host-apply fallback's own.
+  void apply_filter(const Scalar *x, Scalar *y)
+  {
+    const Scalar *prev = x, *cur = x;
+    Scalar *next = filter_a_.data();
+    for (int k = 1; k <= filter_->degree(); ++k) {
+      apply_unscaled(cur, filter_w_.data());
+      kernels::chebyshev_step(n_, chebyshev_step(*filter_, k), filter_w_.data(), cur, prev, next, y, stream_.get());
+      prev = cur;
+      cur = next;
+      next = next == filter_a_.data() ? filter_b_.data() : filter_a_.data(); // the other one: T_{k-1} x from step 2 on
+    }
   }
 
   /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w^H w into the real part of
@@ -773,6 +809,7 @@ private:
   Reducer reduce_;
   bool single_process_; // no reducer given: expand() may keep its scalars on the device
   int  scale_ = 0;      // the operator is 2^scale_ A (set_operator_scale)
+  std::optional<ChebyshevFilter> filter_; // the operator is p(A) while set (set_operator_filter)
   int  device_queued_ = -1; // queue_steps on the device: the steps queued (-1: none)
   KernelFlavor flavor_;
 
@@ -800,6 +837,7 @@ private:
   PinnedBuffer<Scalar> host_scalars_, host_stage_;
   PinnedBuffer<double> host_records_;
   PinnedBuffer<Scalar> host_x_, host_y_; // the host-apply fallback
+  DeviceBuffer<Scalar> filter_w_, filter_a_, filter_b_; // apply_filter: A T_k x and two Chebyshev vectors (grow-only)
 };
 
 } // namespace

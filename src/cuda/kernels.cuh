@@ -22,6 +22,7 @@
 #pragma once
 
 #include "core/backend.hpp"
+#include "core/chebyshev_filter.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -177,5 +178,16 @@ void rotate(index_t n, int k, int m, Scalar *V, index_t ldv, const Scalar *Qt, i
 
 /// v[i] = random_entry(seed, row_offset + i): the host backend's start vector, bit for bit.
 void set_random(index_t n, std::uint64_t seed, index_t row_offset, Scalar *v, cudaStream_t stream);
+
+// --- (g) a polynomial filter's step: kernels/chebyshev_step.cu ----------------------------------------------
+
+/// Step `step` of applying a Chebyshev filter (core/chebyshev_filter.hpp: chebyshev_step), entry by entry
+/// over n entries: next = alpha w + beta cur + gamma prev and y = (accumulate ? y : 0) + nu cur + mu next,
+/// with w = A cur formed before. One pass: w, cur, prev (and y when accumulating) read once, next and y
+/// written once; y is not read without `accumulate` (it may hold anything, NaN included). next may be
+/// prev (each entry is read before it is overwritten) and cur may be prev (step 1); next and y must be
+/// arrays of their own otherwise (an exact alias is an Error).
+void chebyshev_step(index_t n, const ChebyshevStep &step, const Scalar *w, const Scalar *cur, const Scalar *prev,
+                    Scalar *next, Scalar *y, cudaStream_t stream);
 
 } // namespace cudalanczos::cuda::kernels

@@ -1336,6 +1336,185 @@ TEST_F(DeviceOperators, ScaledApplyOperatorIsEquivalentToRef)
   }
 }
 
+// --- a polynomial filter of the operator: set_operator_filter ---
+
+/// A Chebyshev filter by hand: the interval [center - half_width, center + half_width] and coefficients
+/// in [-1, 1) (the last one at least 1/2 in size, so that the degree counts).
+ChebyshevFilter test_filter(double center, double half_width, int degree, std::uint64_t seed)
+{
+  ChebyshevFilter f;
+  f.center = center;
+  f.half_width = half_width;
+  for (int k = 0; k <= degree; ++k) f.coef.push_back(random_entry(seed, k));
+  f.coef.back() = f.coef.back() < 0 ? f.coef.back() - 0.5 : f.coef.back() + 0.5;
+  return f;
+}
+
+double norm2(const std::vector<Scalar> &v)
+{
+  double s = 0;
+  for (const Scalar &x : v) s += std::norm(x);
+  return std::sqrt(s);
+}
+
+/// One operator for FilteredApplyIsEquivalentToRef: a device operator (null: the host-apply fallback) with
+/// its host product, the vector kernels (Custom: expand's steps on the device; Vendor: Backend::expand), an
+/// interval holding the spectrum, the longest row (the products' rounding), and whether a product repeats
+/// bit for bit (cuBLAS and cuSPARSE do not promise it: ScaledApplyOperatorIsEquivalentToRef).
+struct FilterCase {
+  std::string name;
+  std::shared_ptr<const DeviceOperator> op;
+  HostApply host;
+  KernelFlavor vectors;
+  double center, half_width;
+  index_t row;
+  bool exact;
+};
+
+/// Both backends' columns j within tol of each other in the 2-norm.
+void expect_near_columns(const Backend &cuda, const HostBackend &host, int j, double tol)
+{
+  std::vector<Scalar> got(static_cast<std::size_t>(host.local_size()));
+  cuda.get_column(j, got.data());
+  for (std::size_t i = 0; i < got.size(); ++i) got[i] -= host.column(j)[i];
+  EXPECT_LE(norm2(got), tol) << "column " << j;
+}
+
+/// A few Lanczos steps (expand) on both backends from the same unit vector, with the filter set: the same
+/// alpha and beta to rounding, up to a near-breakdown (where v_{j+1} is noise, different on each).
+void expect_filtered_steps(Backend &cuda, HostBackend &host, const ChebyshevFilter &f, double tol)
+{
+  const int m = static_cast<int>(std::min<index_t>(host.local_size() - 1, 6));
+  if (m < 1) return;
+  host.set_column(0, random_vector(static_cast<std::size_t>(host.local_size()), 4100).data());
+  Scalar q = 0;
+  host.project(0, 0, 0, &q);
+  host.scale(0, 1 / std::sqrt(real_part(q)));
+  cuda.set_column(0, host.column(0));
+  std::vector<StepRecord> ref(m), got(m);
+  host.expand(0, m, 0.0, ref.data());
+  cuda.expand(0, m, 0.0, got.data());
+  double bound = 0; // ||p(A)|| <= sum |coef| on the interval
+  for (double c : f.coef) bound += std::abs(c);
+  for (int j = 0; j < m; ++j) {
+    SCOPED_TRACE("step " + std::to_string(j));
+    EXPECT_NEAR(got[j].alpha, ref[j].alpha, tol);
+    if (ref[j].beta <= 1e-8 * bound) return;
+    EXPECT_NEAR(got[j].beta, ref[j].beta, tol);
+    EXPECT_EQ(got[j].breakdown, ref[j].breakdown);
+  }
+}
+
+/// The filter of degree 1, 2 and 20 on one operator: apply_operator and apply_operator_block (column by
+/// column while filtered) against the host backend's plain loops, within rounding of the recurrence
+/// (d^2 products' worth, scaled by sum |coef| ||x||); expand's steps; the source never written; the work
+/// vectors counted once; no scaling while filtered; and nullptr gives A back, the product as before it.
+void expect_filtered(const FilterCase &c, index_t n)
+{
+  constexpr int kCols = 8;
+  BackendConfig config;
+  config.local_size = config.global_size = n;
+  config.flavor = c.vectors;
+  auto cuda = c.op ? make_cuda_backend(config, c.op) : make_cuda_backend(config, nullptr, c.host);
+  HostBackend host(n, n, 0, c.host);
+  cuda->resize_basis(kCols);
+  host.resize_basis(kCols);
+  for (int j = 0; j < kCols; ++j) {
+    host.set_column(j, random_vector(static_cast<std::size_t>(n), 4000 + j).data());
+    cuda->set_column(j, host.column(j));
+  }
+  const std::vector<Scalar> x(host.column(0), host.column(0) + n);
+  cuda->apply_operator(0, 1);
+  const auto plain = columns(*cuda)[1];
+  const std::size_t bytes = backend_device_bytes(*cuda);
+  for (int degree : {1, 2, 20}) {
+    SCOPED_TRACE("degree " + std::to_string(degree));
+    const ChebyshevFilter f = test_filter(c.center, c.half_width, degree, 4200 + degree);
+    double sum = 0;
+    for (double coef : f.coef) sum += std::abs(coef);
+    const double tol = ulps * (c.row + 64) * eps * degree * degree * sum;
+    cuda->set_operator_filter(&f);
+    host.set_operator_filter(&f);
+    EXPECT_EQ(backend_device_bytes(*cuda), bytes + 3 * sizeof(Scalar) * static_cast<std::size_t>(n)) << "work vectors";
+    cuda->apply_operator(0, 2);
+    host.apply_operator(0, 2);
+    expect_near_columns(*cuda, host, 2, tol * norm2(x));
+    EXPECT_TRUE(columns(*cuda)[0] == x) << "the source was written";
+    cuda->apply_operator_block(3, 5, 2);
+    host.apply_operator_block(3, 5, 2);
+    for (int j : {5, 6}) expect_near_columns(*cuda, host, j, tol * norm2(columns(host)[j - 2]));
+    EXPECT_THROW(cuda->set_operator_scale(1), Error);
+    EXPECT_NO_THROW(cuda->set_operator_scale(0));
+    expect_filtered_steps(*cuda, host, f, 100 * tol);
+    host.set_column(0, x.data());
+    for (int j = 0; j < kCols; ++j) cuda->set_column(j, host.column(j)); // the next degree starts equal
+    cuda->set_operator_filter(nullptr);
+    host.set_operator_filter(nullptr);
+    cuda->apply_operator(0, 1);
+    const auto again = columns(*cuda)[1];
+    if (c.exact) {
+      EXPECT_TRUE(again == plain) << "set_operator_filter(nullptr): not A's product as before";
+    } else {
+      std::vector<Scalar> d(again);
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] -= plain[i];
+      EXPECT_LE(norm2(d), ulps * (c.row + 64) * eps * c.half_width * norm2(x)) << "set_operator_filter(nullptr)";
+    }
+  }
+}
+
+TEST_F(DeviceOperators, FilteredApplyIsEquivalentToRef)
+{
+  for (index_t n : odd_sizes()) {
+    if (n > 1000) continue; // the host's dense products of degree 20: the sizes below show every path
+    const Dense A = random_dense(n, n, n + 1, 15000 + n, true);
+    double bound = 0; // max row sum of |A| >= its spectral radius
+    for (index_t i = 0; i < n; ++i) {
+      double r = 0;
+      for (index_t j = 0; j < n; ++j) r += std::abs(A.a[i + j * A.ld]);
+      bound = std::max(bound, r);
+    }
+    const double hw = 1.25 * std::max(bound, 1.0);
+    const auto dense = [&A](const Scalar *x, Scalar *y) { A.apply(x, y); };
+    const std::vector<FilterCase> cases{
+        {"dense custom", make_dense_operator(A.view(), KernelFlavor::Custom, -1), dense, KernelFlavor::Custom, 0.1 * hw, hw, n, true},
+        {"dense vendor", make_dense_operator(A.view(), KernelFlavor::Vendor, -1), dense, KernelFlavor::Vendor, 0.1 * hw, hw, n, false},
+        {"host fallback", nullptr, dense, KernelFlavor::Default, 0.1 * hw, hw, n, true}};
+    for (const FilterCase &c : cases) {
+      SCOPED_TRACE(c.name + " n " + std::to_string(n));
+      expect_filtered(c, n);
+    }
+  }
+  // CSR: the magnetic Laplacian (Hermitian, spectrum in [0, 8]; real symmetric in the real build).
+  for (index_t m : {1, 6, 33}) {
+    const Csr S = magnetic_laplacian(m, 0.3);
+    const index_t n = S.rows;
+    const auto sparse = [&S](const Scalar *x, Scalar *y) { csr_apply(S, x, y); };
+    const std::vector<FilterCase> cases{
+        {"CSR custom", make_csr_operator(csr_view(S), KernelFlavor::Custom, -1), sparse, KernelFlavor::Custom, 4.0, 4.5, 5, true},
+        {"CSR default", make_csr_operator(csr_view(S), KernelFlavor::Default, -1), sparse, KernelFlavor::Default, 4.0, 4.5, 5, false},
+        {"CSR vendor", make_csr_operator(csr_view(S), KernelFlavor::Vendor, -1), sparse, KernelFlavor::Vendor, 4.0, 4.5, 5, false},
+        {"CSR host fallback", nullptr, sparse, KernelFlavor::Custom, 4.0, 4.5, 5, true}};
+    for (const FilterCase &c : cases) {
+      SCOPED_TRACE(c.name + " n " + std::to_string(n));
+      expect_filtered(c, n);
+    }
+  }
+  // A filter the backend refuses: degree 0, no positive half width, a scaled operator.
+  const Dense A = random_dense(5, 5, 5, 15900, true);
+  BackendConfig config;
+  config.local_size = config.global_size = 5;
+  auto cuda = make_cuda_backend(config, make_dense_operator(A.view(), KernelFlavor::Custom, -1));
+  ChebyshevFilter f = test_filter(0.0, 1.0, 0, 1);
+  EXPECT_THROW(cuda->set_operator_filter(&f), Error);
+  f = test_filter(0.0, 0.0, 3, 1);
+  EXPECT_THROW(cuda->set_operator_filter(&f), Error);
+  f = test_filter(0.0, 1.0, 3, 1);
+  cuda->set_operator_scale(2);
+  EXPECT_THROW(cuda->set_operator_filter(&f), Error);
+  cuda->set_operator_scale(0);
+  EXPECT_NO_THROW(cuda->set_operator_filter(&f));
+}
+
 // --- block operations on long vectors: transform_block in row blocks ---
 
 TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)

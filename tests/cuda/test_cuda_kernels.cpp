@@ -652,5 +652,73 @@ TEST_F(VectorKernels, SetRandomIsEquivalentToRef)
   }
 }
 
+// --- a polynomial filter's step ------------------------------------------------------------------------------
+
+/// Which arrays of chebyshev_step are one: none, next and prev (steps 3 on: T_k overwrites T_{k-2}), or
+/// cur and prev (step 1: both are x).
+enum class StepAlias { None, NextIsPrev, CurIsPrev };
+
+/// One launch of chebyshev_step against the host loop of HostBackend::apply_filter. Every input is
+/// uploaded at `offset` Scalars into its array (1: 8-byte aligned in the real build, the one-entry
+/// path); y holds NaN before a step without accumulate, which must neither read it nor keep it.
+void expect_chebyshev_step(index_t n, const ChebyshevStep &st, StepAlias alias, index_t offset, std::uint64_t seed,
+                           cudaStream_t s)
+{
+  SCOPED_TRACE("n " + std::to_string(n) + (st.accumulate ? ", accumulate" : ", overwrite") + ", alias " +
+               std::to_string(static_cast<int>(alias)) + ", offset " + std::to_string(offset));
+  const std::size_t m = static_cast<std::size_t>(n);
+  const std::vector<Scalar> w = random_vector(m, seed), c = random_vector(m, seed + 1),
+                            p = alias == StepAlias::CurIsPrev ? c : random_vector(m, seed + 2),
+                            y0 = st.accumulate ? random_vector(m, seed + 3) : std::vector<Scalar>(m, nan);
+  const auto padded = [offset](const std::vector<Scalar> &v) {
+    std::vector<Scalar> a(static_cast<std::size_t>(offset), nan);
+    a.insert(a.end(), v.begin(), v.end());
+    return a;
+  };
+  DeviceBuffer<Scalar> dw = upload(padded(w)), dc = upload(padded(c)), dp = upload(padded(p)), dn(m + offset),
+                       dy = upload(padded(y0));
+  poison(dn.data(), dn.size());
+  Scalar *const prev = (alias == StepAlias::CurIsPrev ? dc.data() : dp.data()) + offset;
+  Scalar *const next = (alias == StepAlias::NextIsPrev ? dp.data() : dn.data()) + offset;
+  k::chebyshev_step(n, st, dw.data() + offset, dc.data() + offset, prev, next, dy.data() + offset, s);
+  const std::vector<Scalar> got_next = download(next, m), got_y = download(dy.data() + offset, m);
+  ASSERT_EQ(download(dc.data() + offset, m), c) << "cur written";
+  for (index_t i = 0; i < n; ++i) {
+    const Scalar t = st.alpha * w[i] + st.beta * c[i] + st.gamma * p[i];
+    const Scalar y = (st.accumulate ? y0[i] : Scalar(0)) + st.nu * c[i] + st.mu * t;
+    const double tol_t = ulps * 4 * eps * (std::abs(st.alpha * w[i]) + std::abs(st.beta * c[i]) + std::abs(st.gamma * p[i]));
+    const double scale_y = (st.accumulate ? std::abs(y0[i]) : 0.0) + std::abs(st.nu * c[i]) + std::abs(st.mu * t);
+    ASSERT_LE(std::abs(got_next[i] - t), tol_t) << "next, entry " << i << ": " << got_next[i] << " vs " << t;
+    ASSERT_LE(std::abs(got_y[i] - y), ulps * 4 * eps * scale_y + std::abs(st.mu) * tol_t)
+        << "y, entry " << i << ": " << got_y[i] << " vs " << y;
+  }
+}
+
+TEST_F(VectorKernels, ChebyshevStepIsEquivalentToRef)
+{
+  // A first step's coefficients (gamma 0) and a later step's ({alpha, beta, gamma, nu, mu, accumulate}),
+  // each with y accumulated and overwritten.
+  const ChebyshevStep first{0.625, -0.1875, 0.0, 0.3, -0.7, false}, later{1.25, -0.375, -1.0, 0.0, 0.45, true};
+  std::vector<index_t> sizes = odd_sizes();
+  sizes.push_back(1000003);
+  std::uint64_t seed = 7000;
+  for (index_t n : sizes)
+    for (const ChebyshevStep &base : {first, later})
+      for (bool accumulate : {false, true})
+        for (StepAlias alias : {StepAlias::None, StepAlias::NextIsPrev, StepAlias::CurIsPrev})
+          for (index_t offset : {0, 1}) {
+            ChebyshevStep st = base;
+            st.accumulate = accumulate;
+            expect_chebyshev_step(n, st, alias, offset, seed += 5, stream());
+            if (HasFatalFailure()) return;
+          }
+  // Only next and prev (and cur and prev) may be one array.
+  DeviceBuffer<Scalar> a(4), b(4), c(4), d(4);
+  for (auto [next, y] : {std::pair{b.data(), d.data()}, std::pair{c.data(), a.data()}, std::pair{c.data(), b.data()},
+                         std::pair{d.data(), d.data()}, std::pair{c.data(), c.data()}})
+    EXPECT_THROW(k::chebyshev_step(4, later, a.data(), b.data(), c.data(), next, y, stream()), cudalanczos::Error);
+  EXPECT_THROW(k::chebyshev_step(-1, later, a.data(), b.data(), c.data(), c.data(), d.data(), stream()), cudalanczos::Error);
+}
+
 } // namespace
 } // namespace cudalanczos::cuda::test
