@@ -1,7 +1,8 @@
 /*
    EPS_ALL with an interval (EPSSetInterval, -eps_interval a,b): every eigenpair in [a, b] by Lanczos on a
-   polynomial filter of A (src/core/interval_solve.hpp). Set-up checks what the method needs; the solve
-   runs it on the solve's backend and grows the EPS's solution arrays to what it found.
+   polynomial filter of A; and the threshold test (EPSSetThreshold): every eigenpair beyond a value, in
+   chunks of nev (src/core/interval_solve.hpp). Set-up checks what each needs; the solve runs it on the
+   solve's backend and grows the EPS's solution arrays to what it found.
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
@@ -41,6 +42,72 @@ PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps)
   PetscFunctionReturn(0);
 }
 
+namespace {
+
+// The solution arrays and the BV hold `found` pairs; perm as EPSSolve set it before the solve (its sort reads it).
+PetscErrorCode GrowSolution(EPS eps, PetscInt found)
+{
+  PetscFunctionBegin;
+  if (found <= eps->ncv) PetscFunctionReturn(0);
+  eps->ncv = found;
+  PetscCall(EPSAllocateSolution(eps, 0));
+  for (PetscInt i = 0; i < found; ++i) eps->perm[i] = i;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+bool EPSCUDALanczosThresholdTest(EPS eps)
+{
+#if SLEPC_VERSION_GE(3, 26, 0)
+  return eps->stop == EPS_STOP_THRESHOLD;
+#else
+  (void)eps;
+  return false;
+#endif
+}
+
+// Chunks of nev pairs on the complement of the ones before, with A's products: largest or smallest real
+// values, or largest magnitudes (a relative threshold: largest ones), single-vector steps, no deflation
+// space or B (the chunks' own constraints take the basis's first columns).
+PetscErrorCode EPSCUDALanczosCheckThreshold(EPS eps)
+{
+  EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
+  const MPI_Comm   comm = PetscObjectComm((PetscObject)eps);
+
+  PetscFunctionBegin;
+#if SLEPC_VERSION_GE(3, 26, 0)
+  const bool largest = eps->which == EPS_LARGEST_REAL || eps->which == EPS_LARGEST_MAGNITUDE;
+  PetscCheck(largest || (eps->which == EPS_SMALLEST_REAL && !eps->threlative), comm, PETSC_ERR_SUP,
+             "EPSCUDALANCZOS takes the threshold test (EPSSetThreshold) with -eps_largest_real or -eps_largest_magnitude, or an absolute "
+             "threshold with -eps_smallest_real");
+#endif
+  PetscCheck(eps->problem_type == EPS_HEP, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS takes the threshold test for standard Hermitian problems (EPS_HEP) only");
+  PetscCheck(eps->nds == 0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS does not combine the threshold test with a deflation space");
+  PetscCheck(ctx->opt.variant == EPS_CUDALANCZOS_THICK_RESTART, comm, PETSC_ERR_SUP,
+             "The thesis variant computes one eigenpair; the threshold test needs -eps_cudalanczos_variant thick_restart");
+  PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, comm, PETSC_ERR_SUP,
+             "The threshold test is solved with single-vector steps: leave -eps_cudalanczos_block_size unset or 1");
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSCUDALanczosSolveThreshold(EPS eps, cudalanczos::Backend &solver, const cudalanczos::Settings &s, const cudalanczos::Callbacks &cb,
+                                            PetscBool on_device, cudalanczos::Result *r)
+{
+  int max_columns = 0;
+
+  PetscFunctionBegin;
+  PetscCall(EPSCUDALanczosDeviceColumns(eps, on_device, &max_columns));
+#if SLEPC_VERSION_GE(3, 26, 0)
+  PetscCallCXX(*r = cudalanczos::solve_to_threshold(solver, s, cb, (double)eps->thres, eps->threlative ? true : false, max_columns));
+#else
+  (void)solver, (void)s, (void)cb;
+  SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP, "the threshold test needs SLEPc 3.26 or later");
+#endif
+  PetscCall(GrowSolution(eps, (PetscInt)r->eigenvalues.size()));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSCUDALanczosSolveInterval(EPS eps, cudalanczos::Backend &solver, const cudalanczos::Settings &s, const cudalanczos::Callbacks &cb,
                                            PetscBool on_device, cudalanczos::Result *r)
 {
@@ -56,11 +123,6 @@ PetscErrorCode EPSCUDALanczosSolveInterval(EPS eps, cudalanczos::Backend &solver
   ctx->last.interval = PETSC_TRUE;
   PetscCallCXX(*r = std::move(ctx->last.interval_result.result));
   ctx->last.interval_result.result = cudalanczos::Result{};
-  const PetscInt found = (PetscInt)r->eigenvalues.size();
-  if (found > eps->ncv) { // the solution arrays and the BV hold every pair of the interval
-    eps->ncv = found;
-    PetscCall(EPSAllocateSolution(eps, 0));
-    for (PetscInt i = 0; i < found; ++i) eps->perm[i] = i; // as EPSSolve set them before the solve, which the sort reads
-  }
+  PetscCall(GrowSolution(eps, (PetscInt)r->eigenvalues.size()));
   PetscFunctionReturn(0);
 }

@@ -44,14 +44,15 @@ PetscErrorCode CheckProblem(EPS eps)
              "with B Hermitian positive definite, -eps_gen_hermitian); for %s problems use another EPS type",
              eps->isgeneralized ? "generalized non-Hermitian" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
-  // The driver ends at nev converged pairs (or a user's test says stop); a stopping test that lets the
-  // solve run past nev, such as the threshold test of newer SLEPc releases (EPSSetThreshold,
-  // -eps_threshold_absolute/relative: every eigenvalue beyond a value), would be met at nev and return too
-  // few pairs without saying so. Compared by value so that this compiles against releases without it.
-  PetscCheck(eps->stop == EPS_STOP_BASIC || eps->stop == EPS_STOP_USER, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
-             "EPSCUDALANCZOS supports the basic stopping test (nev pairs or max_it) and a user's (EPSSetStoppingTestFunction), not EPSStop %d "
-             "(the threshold test of EPSSetThreshold?); use -eps_type krylovschur for it, or ask for nev pairs",
+  // The driver ends at nev converged pairs (or a user's test says stop); the threshold test (EPSSetThreshold,
+  // SLEPc >= 3.26 here) runs in chunks of nev until a value beyond it converges (EPSCUDALanczosCheckThreshold).
+  // Any other stopping test would be met at nev and return too few pairs without saying so.
+  PetscCheck(eps->stop == EPS_STOP_BASIC || eps->stop == EPS_STOP_USER || EPSCUDALanczosThresholdTest(eps), PetscObjectComm((PetscObject)eps),
+             PETSC_ERR_SUP,
+             "EPSCUDALANCZOS supports the basic stopping test (nev pairs or max_it), a user's (EPSSetStoppingTestFunction) and, with SLEPc 3.26 "
+             "or later, the threshold test (EPSSetThreshold), not EPSStop %d; use -eps_type krylovschur for it, or ask for nev pairs",
              (int)eps->stop);
+  if (EPSCUDALanczosThresholdTest(eps)) PetscCall(EPSCUDALanczosCheckThreshold(eps));
   PetscFunctionReturn(0);
 }
 

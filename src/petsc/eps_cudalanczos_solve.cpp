@@ -273,8 +273,9 @@ void SolveCallbacks(Solve &sv)
     }
     if (!cberr) cberr = EPSMonitor(eps, its, nconv, eps->eigr, eps->eigi, eps->errest, k);
   };
-  // EPSStoppingBasic (max_it, nconv >= nev) is what the driver does itself; only a user's test is called.
-  if (eps->stopping != EPSStoppingBasic)
+  // EPSStoppingBasic (max_it, nconv >= nev) is what the driver does itself, and the threshold test what
+  // solve_to_threshold does; only a user's test is called.
+  if (eps->stopping != EPSStoppingBasic && !EPSCUDALanczosThresholdTest(eps))
     sv.cb.stop = [eps, &cberr](int its, int nconv) {
       EPSConvergedReason reason = EPS_CONVERGED_ITERATING;
       if (!cberr) cberr = (*eps->stopping)(eps, its, eps->max_it, nconv, eps->nev, &reason, eps->stoppingctx);
@@ -389,8 +390,9 @@ PetscErrorCode SolveIterate(Solve &sv)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, sv.eps, 0, 0, 0));
   sv.ctx->last.interval = PETSC_FALSE;
-  if (sv.eps->which == EPS_ALL)
-    PetscCall(EPSCUDALanczosSolveInterval(sv.eps, *sv.solver, sv.s, sv.cb, sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &sv.result));
+  const PetscBool on_device = sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
+  if (sv.eps->which == EPS_ALL) PetscCall(EPSCUDALanczosSolveInterval(sv.eps, *sv.solver, sv.s, sv.cb, on_device, &sv.result));
+  else if (EPSCUDALanczosThresholdTest(sv.eps)) PetscCall(EPSCUDALanczosSolveThreshold(sv.eps, *sv.solver, sv.s, sv.cb, on_device, &sv.result));
   else PetscCallCXX(sv.result = cudalanczos::solve(*sv.solver, sv.s, sv.cb));
   PetscCallCXX(sv.solver->synchronize());
   PetscCall(PetscLogEventEnd(EPS_CUDALanczos_Iterate, sv.eps, 0, 0, 0));

@@ -3,7 +3,8 @@
    window against the analytic spectrum (sums of three 1-D Laplacians' eigenvalues, with their
    multiplicities), the true residuals and orthonormality of the returned vectors (MeasurePairs), the
    -eps_view line; windows in the interior, at the upper end, with 200 eigenvalues, outside the spectrum,
-   and with both ends on (multiple) eigenvalues; and what is refused with a PETSc error. Any number of
+   and with both ends on (multiple) eigenvalues; the threshold test (SLEPc >= 3.26), absolute and relative;
+   and what is refused with a PETSc error. Any number of
    ranks (uneven rows). Options: -eps_cudalanczos_backend host|cuda as for the other tests.
 */
 #include "test_support.h"
@@ -99,6 +100,42 @@ static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, Petsc
   PetscFunctionReturn(0);
 }
 
+#if SLEPC_VERSION_GE(3, 26, 0)
+/* The threshold test (EPSSetThreshold) with nev 8: every eigenvalue above `thres` (relative: that fraction
+   of the largest), against the analytic ones. */
+static PetscErrorCode CheckThreshold(Mat A, const PetscReal *ev, PetscReal thres, PetscBool relative, const char *name)
+{
+  EPS          eps;
+  PetscInt     n = NX * NY * NZ, i, expected = 0, nconv;
+  PetscScalar *lr;
+  PetscReal    diff, res, orth, imag, t = relative ? thres * ev[n - 1] : thres;
+  char         detail[256];
+
+  PetscFunctionBeginUser;
+  for (i = n - 1; i >= 0 && ev[i] >= t; --i) ++expected;
+  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, relative ? EPS_LARGEST_MAGNITUDE : EPS_LARGEST_REAL)); /* SLEPc's rule for a relative one */
+  PetscCall(EPSSetDimensions(eps, 8, 24, PETSC_DETERMINE));
+  PetscCall(EPSSetThreshold(eps, thres, relative));
+  PetscCall(EPSSetTolerances(eps, 1e-10, 1000));
+  PetscCall(EPSSetFromOptions(eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned, %" PetscInt_FMT " beyond the threshold", nconv, expected));
+  PetscCall(Check((PetscBool)(nconv == expected && expected > 8), name, detail));
+  if (nconv == expected) {
+    PetscCall(PetscMalloc1(expected, &lr));
+    for (i = 0; i < expected; ++i) lr[i] = ev[n - 1 - i];
+    PetscCall(MeasurePairs(eps, A, NULL, expected, lr, &diff, &res, &orth, &imag));
+    PetscCall(PetscFree(lr));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e", (double)diff, (double)res));
+    PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9), "  its pairs", detail));
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
+#endif
+
 /* EPS_ALL with something it does not support: refused at EPSSolve, the EPS still destroyable. */
 static PetscErrorCode CheckRefused(Mat A, const char *what)
 {
@@ -148,6 +185,10 @@ int main(int argc, char **argv)
   PetscCall(CheckWindow(A, ev, 3.0, 6.0, 200, "window with 200 eigenvalues"));
   PetscCall(CheckWindow(A, ev, -3.0, -1.0, 0, "window outside the spectrum"));
   PetscCall(CheckWindow(A, ev, ev[100], ev[160], 60, "window with both ends on eigenvalues"));
+#if SLEPC_VERSION_GE(3, 26, 0)
+  PetscCall(CheckThreshold(A, ev, 10.5, PETSC_FALSE, "threshold test, absolute"));
+  PetscCall(CheckThreshold(A, ev, 0.9, PETSC_TRUE, "threshold test, relative"));
+#endif
   PetscCall(CheckRefused(A, "sinvert"));
   PetscCall(CheckRefused(A, "shift"));
   PetscCall(CheckRefused(A, "ghep"));
