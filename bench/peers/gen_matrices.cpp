@@ -1,7 +1,7 @@
 // The sparse matrices of the peer benchmark (bench/peers/README.md), written once as raw CSR files that
 // every solver of the suite reads: bench_eps (PETSc, 1 or 16 ranks), krylov_floor and peers.py (CuPy).
 //
-//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter ("all": the first four)
+//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter anderson ("all": the first four)
 //   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
 //   gen_matrices DIR --medium NAME...   at sizes a 2-core host solves in seconds (operator counts without a GPU)
 //
@@ -32,8 +32,14 @@
 //             t = 1 (entries -1 and -exp(...)), and Anderson disorder on the diagonal, W = 1:
 //             H_rr = W/2 random_entry(0x40f, r) (uniform in [-W/2, W/2)), which breaks the Landau
 //             levels' degeneracy as any real sample does. About 5 entries per row.
-// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60.
-// --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows, hofstadter 300 x 300.
+//   anderson  the 3-D Anderson model at its critical disorder: a 100^3 periodic cubic lattice (10^6 rows,
+//             site (x, y, z) is row x + 100 (y + 100 z)), hopping -1 to the 6 neighbours, on-site energy
+//             W (u - 1/2) with W = 16.5 and u = splitmix64(seed 1, site) in [0, 1): the matrix of
+//             examples/anderson_window.c at -L 100 (its defaults otherwise), bit for bit. 7 entries per row.
+//             The interval benchmark (run_interval.sh) asks for its eigenvalues in windows at E = 0.
+// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60, anderson 16^3.
+// --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows, hofstadter 300 x 300,
+//           anderson 40^3.
 #include "core/random.hpp"
 #include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
 
@@ -127,6 +133,47 @@ Csr random_symmetric(std::int64_t n, int per_row)
   return A;
 }
 
+/// examples/anderson_window.c's UniformOfSite: splitmix64 of (seed, site), 53 bits, in [0, 1).
+double uniform_of_site(std::uint64_t seed, std::int64_t site)
+{
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(site) + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/// The 3-D Anderson model on an L^3 periodic lattice (examples/anderson_window.c, rows in the same order,
+/// entries of one row sorted; on 2 sites along a side the two bonds add up there, so they do here).
+Csr anderson(std::int64_t L, double W, std::uint64_t seed)
+{
+  Csr A;
+  A.rows = A.cols = L * L * L;
+  A.rowptr.assign(1, 0);
+  A.colind.reserve(static_cast<std::size_t>(7 * A.rows));
+  A.values.reserve(static_cast<std::size_t>(7 * A.rows));
+  std::vector<std::pair<std::int64_t, double>> row;
+  for (std::int64_t r = 0; r < A.rows; ++r) {
+    const std::int64_t c[3] = {r % L, (r / L) % L, r / (L * L)}, stride[3] = {1, L, L * L};
+    row.clear();
+    row.push_back({r, W != 0 ? W * (uniform_of_site(seed, r) - 0.5) : 0.0});
+    for (int d = 0; d < 3; ++d) {
+      row.push_back({r + ((c[d] + 1) % L - c[d]) * stride[d], -1.0});
+      row.push_back({r + ((c[d] + L - 1) % L - c[d]) * stride[d], -1.0});
+    }
+    std::stable_sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (const auto &[col, v] : row) {
+      if (A.colind.size() > static_cast<std::size_t>(A.rowptr.back()) && A.colind.back() == col) A.values.back() += v;
+      else {
+        A.colind.push_back(static_cast<int>(col));
+        A.values.push_back(v);
+      }
+    }
+    A.rowptr.push_back(static_cast<int>(A.colind.size()));
+  }
+  return A;
+}
+
 /// A CSR matrix with complex values (the Csr of test_matrices.hpp holds doubles).
 struct ZCsr {
   std::int64_t rows = 0;
@@ -201,7 +248,7 @@ bool write_csr(const std::string &path, const Csr &A)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter all)\n");
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter anderson all)\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -224,6 +271,7 @@ int main(int argc, char **argv)
     else if (name == "lap3d") A = laplacian3d(small ? 16 : medium ? 34 : 100);
     else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : medium ? 200000 : 2000000, 16, 0xc1u);
     else if (name == "randsym") A = random_symmetric(small ? 20000 : medium ? 100000 : 1000000, 8);
+    else if (name == "anderson") A = anderson(small ? 16 : medium ? 40 : 100, 16.5, 1);
     else {
       std::fprintf(stderr, "gen_matrices: unknown matrix %s\n", name.c_str());
       status = 2;
