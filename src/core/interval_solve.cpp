@@ -26,6 +26,9 @@ constexpr int kMaxChunkNev = 256;
 constexpr double kBoundsTol = 1e-2;
 /// Padding of the bounds, as a fraction of the spectrum's width.
 constexpr double kBoundsPad = 1e-2;
+/// The tightest tolerance of the filtered solves: |p| <= 1, and its products round at about eps times the
+/// degree.
+constexpr double kFilteredTolFloor = 1e-13;
 
 // SLEPc's default basis for nev pairs, at most what is left of the problem.
 int default_ncv(int nev, index_t left) { return static_cast<int>(std::min<index_t>(left, std::max(2 * nev, nev + 15))); }
@@ -121,6 +124,7 @@ struct Chunks {
   std::vector<double> values, errors; // the converged pairs absorbed, in the order the chunks gave them
   Result counts;                      // its, products and reductions summed; reason of the last chunk
   int chunks = 0;
+  int unconverged = 0; // the last chunk's unconverged kept vectors, absorbed after its converged ones
   bool capacity_reached = false;
 };
 
@@ -167,7 +171,15 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
     }
     cb.absorb_leading(k);
     out.counts.reason = r.reason == Reason::ResidualCheck ? Reason::Converged : r.reason;
-    if (beyond || k == 0 || out.counts.reason != Reason::Converged) break;
+    if (beyond || k == 0 || out.counts.reason != Reason::Converged) {
+      // The last chunk's unconverged Ritz vectors (orthonormal, after the converged ones) join the space of
+      // the final Rayleigh-Ritz step: the directions just beyond the window's ends, whose filtered values
+      // lie close to those of pairs inside it, are separated by A there. Not earlier: the complement of an
+      // inaccurate vector would cut into the eigenvectors the next chunk has to find.
+      out.unconverged = std::min(static_cast<int>(r.eigenvalues.size()) - k, capacity - cb.constraints());
+      cb.absorb_leading(out.unconverged);
+      break;
+    }
     if (k < r.nconv || capacity - cb.constraints() < next_nev) {
       out.capacity_reached = true;
       break;
@@ -214,8 +226,8 @@ void move_to_front(Backend &b, int d, int first, int count)
 
 void validate_interval(const Settings &base, const IntervalSettings &w)
 {
-  if (!(w.a < w.b) || !std::isfinite(w.a) || !std::isfinite(w.b))
-    throw Error("the interval [a, b] must be finite with a < b (" + std::to_string(w.a) + ", " + std::to_string(w.b) + " given)");
+  if (!(w.a < w.b)) // an infinite end takes everything on that side
+    throw Error("the interval [a, b] needs a < b (" + std::to_string(w.a) + ", " + std::to_string(w.b) + " given)");
   if (w.degree < 0) throw Error("the filter degree must be 0 (automatic) or positive");
   if (w.degree > kMaxFilterDegree) throw Error("the filter degree must be at most " + std::to_string(kMaxFilterDegree));
   if (!(w.end_value > 0 && w.end_value < 1)) throw Error("the filter's end value must lie in (0, 1)");
@@ -261,8 +273,12 @@ ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &bas
 
 namespace {
 
-// The filtered chunks' settings: the largest values of p(A), whose norm is about 1 (p peaks at 1).
-Settings filtered_settings(const Settings &base, const ChunkPlan &plan)
+// The filtered chunks' settings: the largest values of p(A), whose norm is about 1 (p peaks at 1). Their
+// tolerance is tighter than the pairs' own by the window's scale against ||A|| and a digit: a filtered
+// residual r leaves an eigenvector of A off by about r / (the gap of p to the directions outside what was
+// found), and that error costs up to ||A|| in A's residual, which the convergence test measures against
+// the window's scale. Never below what rounding in p(A) allows.
+Settings filtered_settings(const Settings &base, const ChunkPlan &plan, double scale, double norm)
 {
   Settings s = base;
   s.variant = Variant::ThickRestart;
@@ -274,16 +290,19 @@ Settings filtered_settings(const Settings &base, const ChunkPlan &plan)
   s.block_size = 1;
   s.purify = s.initial_vector = false;
   s.norm_estimate = 1.0;
+  s.tol = std::max(base.tol * std::min(1.0, scale / norm) * 0.1, kFilteredTolFloor);
   return s;
 }
 
 // The pairs of columns 0..d-1 (Ritz pairs of A, ascending) whose eigenvalue lies in [a, b] within its
-// residual, moved to the front, into r.
-void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, double tol, int d, const std::vector<double> &lambda,
-                   const std::vector<double> &res, Result &r)
+// residual, moved to the front, into r. Each error is the convergence test's at the larger of |lambda| and
+// the window's scale (its larger finite end in magnitude, or the spectrum's): a window around 0 holds
+// eigenvalues at or near 0, whose relative error would otherwise never pass.
+void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, double tol, double scale, int d,
+                   const std::vector<double> &lambda, const std::vector<double> &res, Result &r)
 {
   const auto inside = [&](int i) {
-    const double slack = res[i] + 8 * detail::eps * std::max(std::abs(w.a), std::abs(w.b));
+    const double slack = res[i] + 8 * detail::eps * scale;
     return lambda[i] >= w.a - slack && lambda[i] <= w.b + slack;
   };
   int first = 0;
@@ -295,7 +314,7 @@ void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, do
   r.errors.clear();
   r.nconv = 0;
   for (int i = first; i < last; ++i) {
-    r.errors.push_back(c.error(lambda[i], res[i]));
+    r.errors.push_back(c.error(std::abs(lambda[i]) >= scale ? lambda[i] : std::copysign(scale, lambda[i]), res[i]));
     if (r.errors.back() < tol) ++r.nconv;
   }
   r.residuals_checked = last - first;
@@ -330,21 +349,25 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   cf.monitor = callbacks.monitor;
   cf.stop = callbacks.stop;
   cf.error = [](double, double res) { return res; };
+  const double ends = std::max(std::isfinite(w.a) ? std::abs(w.a) : 0.0, std::isfinite(w.b) ? std::abs(w.b) : 0.0);
+  const double scale = ends > 0 ? ends : std::max(-bd.lo, bd.hi); // the window's scale (select_window)
   Chunks ch;
   {
     backend.set_operator_filter(&f.p);
     const FilterOnExit clear(backend);
-    ch = run_chunks(cb, filtered_settings(base, plan), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
+    ch = run_chunks(cb, filtered_settings(base, plan, scale, std::max(-bd.lo, bd.hi)), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;
+  const int d = cb.constraints(); // the converged vectors and the last chunk's unconverged ones
   std::vector<double> lambda, res;
-  rayleigh_ritz(backend, out.found, lambda, res);
+  rayleigh_ritz(backend, d, lambda, res);
   const long own = r.matvecs;
   r = ch.counts;
-  r.matvecs = own + ch.counts.matvecs * out.degree + 2L * out.found;
+  r.matvecs = own + ch.counts.matvecs * out.degree + 2L * d;
   r.norm_estimate = bd.norm;
-  select_window(backend, w, detail::with_defaults(callbacks, Settings{}), base.tol, out.found, lambda, res, r);
+  select_window(backend, w, detail::with_defaults(callbacks, Settings{}), base.tol, scale, d,
+                lambda, res, r);
   return out;
 }
 

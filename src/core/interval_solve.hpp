@@ -21,7 +21,7 @@
 namespace cudalanczos {
 
 struct IntervalSettings {
-  double a = 0, b = 0;     ///< the window, a < b
+  double a = 0, b = 0;     ///< the window, a < b; an infinite end takes everything on its side
   int degree = 0;          ///< the filter's degree; 0: the smallest with p(a) = p(b) <= end_value
   double end_value = 0.5;  ///< see degree (polynomial_filter.hpp)
   int count_vectors = 16;  ///< random vectors of the count estimate; 0: no estimate
