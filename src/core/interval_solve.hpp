@@ -23,7 +23,7 @@ namespace cudalanczos {
 struct IntervalSettings {
   double a = 0, b = 0;     ///< the window, a < b; an infinite end takes everything on its side
   int degree = 0;          ///< the filter's degree; 0: the smallest with p(a) = p(b) <= end_value
-  double end_value = 0.5;  ///< see degree (polynomial_filter.hpp)
+  double end_value = 0.8;  ///< see degree (polynomial_filter.hpp) (docs/tuning.md#core-filter-end-value)
   int count_vectors = 16;  ///< random vectors of the count estimate; 0: no estimate
   /// The most basis columns the backend may hold (its device memory); 0: no limit. A window that needs
   /// more is solved in the room there is and reported short (IntervalResult::capacity_reached).

@@ -27,7 +27,7 @@ struct WindowFilter {
 };
 
 /// The degree a window filter takes at most, whatever end value it then reaches.
-inline constexpr int kMaxFilterDegree = 4000;
+inline constexpr int kMaxFilterDegree = 100000;
 
 /// The balanced delta filter of [a, b] on [lo, hi] (lo < hi, a < b, [a, b] meeting [lo, hi]); `degree` > 0
 /// fixes the degree, 0 takes the smallest one (at most kMaxFilterDegree) with p(a) = p(b) <= end_value.
