@@ -384,7 +384,7 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
   s.ncv_max = 0;
   s.purify = false;
   const int chunk_columns = basis_columns_needed(s);
-  int capacity = static_cast<int>(std::min<index_t>(n, std::max(4 * base.nev, 64)));
+  int capacity = static_cast<int>(std::min<index_t>(n, std::max(8 * base.nev, 256)));
   if (max_columns > 0) capacity = std::min(capacity, max_columns - chunk_columns);
   if (capacity < base.nev)
     throw Error("a threshold solve needs at least " + std::to_string(chunk_columns + base.nev) + " basis columns; there is room for " +
