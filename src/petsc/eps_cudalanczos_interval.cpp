@@ -94,12 +94,17 @@ PetscErrorCode EPSCUDALanczosCheckThreshold(EPS eps)
 PetscErrorCode EPSCUDALanczosSolveThreshold(EPS eps, cudalanczos::Backend &solver, const cudalanczos::Settings &s, const cudalanczos::Callbacks &cb,
                                             PetscBool on_device, cudalanczos::Result *r)
 {
-  int max_columns = 0;
+  int                   max_columns = 0;
+  cudalanczos::Settings chunk       = s;
 
   PetscFunctionBegin;
   PetscCall(EPSCUDALanczosDeviceColumns(eps, on_device, &max_columns));
+  // nev is only where the search starts (SLEPc's nev with a threshold): chunks of at least 16 pairs, so
+  // that SLEPc's default nev of 1 does not make every chunk start a Krylov space for one pair.
+  chunk.nev = (int)PetscMin((PetscInt)PetscMax(s.nev, 16), eps->n);
+  chunk.ncv = (int)PetscMin((PetscInt)PetscMax(s.ncv, PetscMax(2 * chunk.nev, chunk.nev + 15)), eps->n);
 #if SLEPC_VERSION_GE(3, 26, 0)
-  PetscCallCXX(*r = cudalanczos::solve_to_threshold(solver, s, cb, (double)eps->thres, eps->threlative ? true : false, max_columns));
+  PetscCallCXX(*r = cudalanczos::solve_to_threshold(solver, chunk, cb, (double)eps->thres, eps->threlative ? true : false, max_columns));
 #else
   (void)solver, (void)s, (void)cb;
   SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP, "the threshold test needs SLEPc 3.26 or later");
