@@ -133,7 +133,8 @@ fi
 # --- the test lists -------------------------------------------------------------------------------
 # included.txt: "NAME [EXTRA OPTIONS...]  # comment"; excluded.txt: "NAME  [category] reason". A line
 # may start with "real:" or "complex:": it applies to that scalar type only (a test SLEPc runs in one
-# of them, or with another reason or options there). Prints "NAME REST" for this scalar type.
+# of them, or with another reason or options there); "3.18:" or "newer:", to Debian's 3.18 harness or to
+# another one only (a test whose arguments changed between releases). Prints "NAME REST" for this run.
 list_entries() { # FILE
   local line first rest
   while IFS= read -r line || [[ -n $line ]]; do
@@ -143,6 +144,10 @@ list_entries() { # FILE
     case $first in
       real: | complex:)
         [[ $first == "$scalar:" ]] || continue
+        read -r first rest <<<"$rest"
+        ;;
+      3.18: | newer:)
+        [[ $first == "$([[ $examples == /usr/share/slepc/3.18/share/slepc/examples ]] && echo 3.18 || echo newer):" ]] || continue
         read -r first rest <<<"$rest"
         ;;
     esac
