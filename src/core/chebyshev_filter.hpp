@@ -64,4 +64,23 @@ inline ChebyshevStep chebyshev_step(const ChebyshevFilter &f, int k)
   return st;
 }
 
+/// The steps of applying f to x, with the arrays each step reads and writes: for k = 1..degree,
+/// product(cur) forms w = A cur wherever the backend keeps it, then step(st, cur, prev, next) runs
+/// chebyshev_step(f, k) elementwise. T_0 x = x is read in place and never written; T_1 x goes to `a`, and
+/// from step 2 on each T_k x overwrites T_{k-2} x in `a` or `b` (next aliases prev). Every backend runs
+/// this sequence, so only the elementwise step and the product are its own.
+template <class T, class Product, class Step>
+void for_each_chebyshev_step(const ChebyshevFilter &f, const T *x, T *a, T *b, Product &&product, Step &&step)
+{
+  const T *prev = x, *cur = x;
+  T *next = a;
+  for (int k = 1; k <= f.degree(); ++k) {
+    product(cur);
+    step(chebyshev_step(f, k), cur, prev, next);
+    prev = cur;
+    cur = next;
+    next = next == a ? b : a; // the other work array: T_{k-1} x from step 2 on
+  }
+}
+
 } // namespace cudalanczos

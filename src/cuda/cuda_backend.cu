@@ -715,21 +715,17 @@ private:
     if (n_ > 0) CUDALANCZOS_CHECK(cudaMemcpyAsync(y, host_y_.data(), bytes(n_), cudaMemcpyHostToDevice, stream_.get()));
   }
 
-  /// y = p(A) x (set_operator_filter), as HostBackend::apply_filter: per step one product with A into
-  /// filter_w_, then the fused step. T_0 x = x is read in place, T_1 x goes to filter_a_, and from step 2 on
-  /// each T_k x overwrites T_{k-2} x, so x is never written. Queued on the stream like any product: no
-  /// host wait beyond the host-apply fallback's own.
+  /// y = p(A) x (set_operator_filter), the steps of for_each_chebyshev_step as the host backend runs them:
+  /// per step one product with A into filter_w_, then the fused step. Queued on the stream like any
+  /// product: no host wait beyond the host-apply fallback's own.
   void apply_filter(const Scalar *x, Scalar *y)
   {
-    const Scalar *prev = x, *cur = x;
-    Scalar *next = filter_a_.data();
-    for (int k = 1; k <= filter_->degree(); ++k) {
-      apply_unscaled(cur, filter_w_.data());
-      kernels::chebyshev_step(n_, chebyshev_step(*filter_, k), filter_w_.data(), cur, prev, next, y, stream_.get());
-      prev = cur;
-      cur = next;
-      next = next == filter_a_.data() ? filter_b_.data() : filter_a_.data(); // the other one: T_{k-1} x from step 2 on
-    }
+    Scalar *w = filter_w_.data();
+    for_each_chebyshev_step(
+      *filter_, x, filter_a_.data(), filter_b_.data(), [&](const Scalar *cur) { apply_unscaled(cur, w); },
+      [&](const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next) {
+        kernels::chebyshev_step(n_, st, w, cur, prev, next, y, stream_.get());
+      });
   }
 
   /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w^H w into the real part of

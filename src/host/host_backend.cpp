@@ -96,22 +96,16 @@ void HostBackend::set_operator_filter(const ChebyshevFilter *filter)
 
 void HostBackend::apply_filter(const Scalar *x, Scalar *y)
 {
-  // T_0 x = x is read in place; T_1 x goes to fa_, and from step 2 on each T_k x overwrites T_{k-2} x.
-  const Scalar *prev = x, *cur = x;
-  Scalar *next = fa_.data();
-  for (int k = 1; k <= filter_->degree(); ++k) {
-    op_(cur, fw_.data());
-    const ChebyshevStep st = chebyshev_step(*filter_, k);
-    const Scalar *w = fw_.data();
-    for (index_t r = 0; r < n_; ++r) {
-      const Scalar t = st.alpha * w[r] + st.beta * cur[r] + st.gamma * prev[r];
-      y[r] = (st.accumulate ? y[r] : Scalar(0)) + st.nu * cur[r] + st.mu * t;
-      next[r] = t;
-    }
-    prev = cur;
-    cur = next;
-    next = next == fa_.data() ? fb_.data() : fa_.data(); // the other work vector: T_{k-1} x from step 2 on
-  }
+  const Scalar *w = fw_.data();
+  for_each_chebyshev_step(
+    *filter_, x, fa_.data(), fb_.data(), [&](const Scalar *cur) { op_(cur, fw_.data()); },
+    [&](const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next) {
+      for (index_t r = 0; r < n_; ++r) {
+        const Scalar t = st.alpha * w[r] + st.beta * cur[r] + st.gamma * prev[r];
+        y[r] = (st.accumulate ? y[r] : Scalar(0)) + st.nu * cur[r] + st.mu * t;
+        next[r] = t;
+      }
+    });
 }
 
 void HostBackend::project(int first, int k, int col, Scalar *out)

@@ -48,7 +48,7 @@ public:
 
 private:
   void check_column(int j) const;
-  /// y = p(A) x (set_operator_filter): the steps of chebyshev_step, in plain loops.
+  /// y = p(A) x (set_operator_filter): the steps of for_each_chebyshev_step, each in a plain loop.
   void apply_filter(const Scalar *x, Scalar *y);
 
   index_t n_, global_, offset_;
