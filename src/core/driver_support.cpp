@@ -111,6 +111,27 @@ double orthogonality(Backend &b, int k)
   return worst;
 }
 
+void add_counts(Result &sum, const Result &r)
+{
+  sum.its += r.its;
+  sum.matvecs += r.matvecs;
+  sum.reductions += r.reductions;
+  sum.breakdowns += r.breakdowns;
+  sum.full_reorthogonalizations += r.full_reorthogonalizations;
+  sum.discarded_steps += r.discarded_steps;
+  sum.lookahead_discarded += r.lookahead_discarded;
+  sum.certificates += r.certificates;
+  sum.block_certified += r.block_certified;
+  sum.lookahead_dropped_steps += r.lookahead_dropped_steps;
+  sum.matvecs_before_nev += r.matvecs_before_nev;
+  sum.matvecs_verification += r.matvecs_verification;
+  sum.matvecs_check += r.matvecs_check;
+  sum.operator_passes += r.operator_passes;
+  sum.residuals_checked += r.residuals_checked;
+  sum.residuals_proven += r.residuals_proven;
+  sum.residual_rejected += r.residual_rejected;
+}
+
 void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)
 {
   const int k = r.nconv;

@@ -166,6 +166,10 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 
+/// r's counts (iterations, products by part, reductions, passes, checks) added to sum's: a run that
+/// continued another (solve's second run after the residual check, an interval solve's chunks).
+void add_counts(Result &sum, const Result &r);
+
 /// Puts the converged pairs (basis columns 0..r.nconv-1, with r's eigenvalues and errors) in the order
 /// of `key` (smaller first): locking and verification rounds append them in the order they converged.
 void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key);

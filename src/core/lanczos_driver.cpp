@@ -79,29 +79,6 @@ Result run_driver(Backend &b, const Settings &s, const Callbacks &c, bool block)
   return out;
 }
 
-// `second` continued where `first` left off: its counts include the first run's.
-void add_counts(Result &second, const Result &first)
-{
-  second.its += first.its;
-  second.matvecs += first.matvecs;
-  second.reductions += first.reductions;
-  second.breakdowns += first.breakdowns;
-  second.full_reorthogonalizations += first.full_reorthogonalizations;
-  second.discarded_steps += first.discarded_steps;
-  second.lookahead_discarded += first.lookahead_discarded;
-  second.certificates += first.certificates;
-  second.block_certified += first.block_certified;
-  second.lookahead_dropped_steps += first.lookahead_dropped_steps;
-  second.matvecs_before_nev += first.matvecs_before_nev;
-  second.matvecs_verification += first.matvecs_verification;
-  second.matvecs_check += first.matvecs_check;
-  second.operator_passes += first.operator_passes;
-  second.residuals_checked += first.residuals_checked;
-  second.residuals_proven += first.residuals_proven;
-  second.residual_rejected += first.residual_rejected;
-  second.residual_retries = 1;
-}
-
 // The check left fewer than nev: the pairs locked first dropped couplings larger than a later pair's
 // tolerance (a graded spectrum), or converged values were too small against ||A|| to meet tol. Go on
 // from the sum of the returned vectors, which keeps most of the progress in one start vector, with
@@ -117,7 +94,8 @@ Result run_again(Backend &b, const Settings &s, const Callbacks &c, bool block, 
   b.combine(0, returned, ones.data(), returned);
   b.copy_column(returned, 0);
   Result second = run_driver(b, again, c, block);
-  add_counts(second, r);
+  detail::add_counts(second, r);
+  second.residual_retries = 1;
   return second;
 }
 
