@@ -356,23 +356,38 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 #endif
 }
 
-PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *columns)
-{
-  PetscInt limit = PETSC_MAX_INT;
+namespace {
 
+// This rank's basis columns that the free memory of the solve's device holds (a cached backend's basis
+// counts as free: it is released before the new one is allocated); -1 when the solve is not on a device.
+PetscErrorCode FreeDeviceColumns(EPS eps, PetscBool on_device, double *columns)
+{
   PetscFunctionBegin;
+  *columns = -1;
 #if defined(CUDALANCZOS_HAVE_CUDA)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   if (on_device && eps->nloc > 0 && ctx->last.device_used >= 0) {
     std::size_t free_bytes = 0, total_bytes = 0;
     PetscCallCXX(cudalanczos::cuda::device_memory(ctx->last.device_used, &free_bytes, &total_bytes));
     if (ctx->cache.backend) free_bytes += static_cast<std::size_t>(ctx->cache.backend->basis_columns()) * eps->nloc * sizeof(PetscScalar);
-    const double fit = 0.8 * static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc));
-    limit = (PetscInt)PetscMax(1.0, PetscMin(fit, 1e9));
+    *columns = static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc));
   }
 #else
-  (void)on_device;
+  (void)eps, (void)on_device;
 #endif
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *columns)
+{
+  PetscInt limit = PETSC_MAX_INT;
+  double   free_columns;
+
+  PetscFunctionBegin;
+  PetscCall(FreeDeviceColumns(eps, on_device, &free_columns));
+  if (free_columns >= 0) limit = (PetscInt)PetscMax(1.0, PetscMin(0.8 * free_columns, 1e9));
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &limit, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
   *columns = limit == PETSC_MAX_INT ? 0 : (int)limit;
   PetscFunctionReturn(0);
@@ -380,22 +395,13 @@ PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *co
 
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s)
 {
+  double free_columns;
+
   PetscFunctionBegin;
   if (s->ncv_max <= s->ncv) PetscFunctionReturn(0);
   PetscInt limit = s->ncv_max;
-#if defined(CUDALANCZOS_HAVE_CUDA)
-  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  if (on_device && eps->nloc > 0 && ctx->last.device_used >= 0) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    PetscCallCXX(cudalanczos::cuda::device_memory(ctx->last.device_used, &free_bytes, &total_bytes));
-    // A cached backend's basis is released before the new one is allocated: count it as free.
-    if (ctx->cache.backend) free_bytes += static_cast<std::size_t>(ctx->cache.backend->basis_columns()) * eps->nloc * sizeof(PetscScalar);
-    const double columns = 0.5 * static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc)) - 3;
-    limit = PetscMin(limit, (PetscInt)PetscMax(0.0, PetscMin(columns, 1e9)));
-  }
-#else
-  (void)on_device;
-#endif
+  PetscCall(FreeDeviceColumns(eps, on_device, &free_columns));
+  if (free_columns >= 0) limit = PetscMin(limit, (PetscInt)PetscMax(0.0, PetscMin(0.5 * free_columns - 3, 1e9)));
   // Every rank must take the same growth decisions (the steps per cycle fix the reductions).
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &limit, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)eps)));
   s->ncv_max = (int)PetscMax((PetscInt)s->ncv, limit);
