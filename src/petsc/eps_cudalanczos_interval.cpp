@@ -8,41 +8,26 @@
 
 #include <slepc/private/epsimpl.h>
 
-// The filter is a polynomial in A alone: a standard Hermitian problem, STSHIFT without a shift, no
-// deflation space, single-vector thick restart.
-PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps)
+namespace {
+
+// What the solves in chunks (an interval, the threshold test; src/core/interval_solve.hpp) need: A's
+// products in the Euclidean inner product, the basis's first columns for the chunks' own constraints (no
+// deflation space), single-vector thick restart. `what` names the feature in the messages.
+PetscErrorCode CheckChunkedSolve(EPS eps, const char *what)
 {
   EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
   const MPI_Comm   comm = PetscObjectComm((PetscObject)eps);
-  PetscBool        isshift, isfilter;
-  PetscScalar      sigma;
 
   PetscFunctionBegin;
-  PetscCheck(eps->inta < eps->intb, comm, PETSC_ERR_ARG_WRONG,
-             "EPS_ALL needs an interval [a, b] with a < b: EPSSetInterval() or -eps_interval a,b");
   PetscCheck(eps->problem_type == EPS_HEP, comm, PETSC_ERR_SUP,
-             "EPSCUDALANCZOS computes an interval (EPS_ALL) for standard Hermitian problems (EPS_HEP) only; for a generalized one use "
-             "-eps_type krylovschur with spectrum slicing");
-  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
-  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, "filter", &isfilter));
-  PetscCheck(!isfilter, comm, PETSC_ERR_SUP,
-             "EPSCUDALANCZOS builds its own polynomial filter for an interval (EPS_ALL): leave the ST as STSHIFT (-st_type shift) and set the "
-             "degree with -eps_cudalanczos_filter_degree; STFILTER's parameters would not be read");
-  PetscCheck(isshift, comm, PETSC_ERR_SUP,
-             "EPSCUDALANCZOS computes an interval (EPS_ALL) with a polynomial filter of A: the ST must be STSHIFT (-st_type shift), not %s",
-             ((PetscObject)eps->st)->type_name);
-  PetscCall(STGetShift(eps->st, &sigma));
-  PetscCheck(sigma == 0.0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS computes an interval (EPS_ALL) of A itself: the ST's shift must be 0");
-  PetscCheck(eps->nds == 0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS does not combine an interval (EPS_ALL) with a deflation space");
+             "EPSCUDALANCZOS computes %s for standard Hermitian problems (EPS_HEP) only; for a generalized one use -eps_type krylovschur", what);
+  PetscCheck(eps->nds == 0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS does not combine %s with a deflation space", what);
   PetscCheck(ctx->opt.variant == EPS_CUDALANCZOS_THICK_RESTART, comm, PETSC_ERR_SUP,
-             "The thesis variant computes one eigenpair; an interval (EPS_ALL) needs -eps_cudalanczos_variant thick_restart");
+             "The thesis variant computes one eigenpair; %s needs -eps_cudalanczos_variant thick_restart", what);
   PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, comm, PETSC_ERR_SUP,
-             "An interval (EPS_ALL) is solved with single-vector steps: leave -eps_cudalanczos_block_size unset or 1");
-  if (eps->nev == 0) eps->nev = 1;
+             "Solved with single-vector steps, %s needs -eps_cudalanczos_block_size unset or 1", what);
   PetscFunctionReturn(0);
 }
-
-namespace {
 
 // The solution arrays and the BV hold `found` pairs; perm as EPSSolve set it before the solve (its sort reads it).
 PetscErrorCode GrowSolution(EPS eps, PetscInt found)
@@ -57,6 +42,31 @@ PetscErrorCode GrowSolution(EPS eps, PetscInt found)
 
 } // namespace
 
+// The filter is a polynomial in A alone: STSHIFT without a shift, and what every solve in chunks needs.
+PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps)
+{
+  const MPI_Comm comm = PetscObjectComm((PetscObject)eps);
+  PetscBool      isshift, isfilter;
+  PetscScalar    sigma;
+
+  PetscFunctionBegin;
+  PetscCheck(eps->inta < eps->intb, comm, PETSC_ERR_ARG_WRONG,
+             "EPS_ALL needs an interval [a, b] with a < b: EPSSetInterval() or -eps_interval a,b");
+  PetscCall(CheckChunkedSolve(eps, "an interval (EPS_ALL)"));
+  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
+  PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, "filter", &isfilter));
+  PetscCheck(!isfilter, comm, PETSC_ERR_SUP,
+             "EPSCUDALANCZOS builds its own polynomial filter for an interval (EPS_ALL): leave the ST as STSHIFT (-st_type shift) and set the "
+             "degree with -eps_cudalanczos_filter_degree; STFILTER's parameters would not be read");
+  PetscCheck(isshift, comm, PETSC_ERR_SUP,
+             "EPSCUDALANCZOS computes an interval (EPS_ALL) with a polynomial filter of A: the ST must be STSHIFT (-st_type shift), not %s",
+             ((PetscObject)eps->st)->type_name);
+  PetscCall(STGetShift(eps->st, &sigma));
+  PetscCheck(sigma == 0.0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS computes an interval (EPS_ALL) of A itself: the ST's shift must be 0");
+  if (eps->nev == 0) eps->nev = 1;
+  PetscFunctionReturn(0);
+}
+
 bool EPSCUDALanczosThresholdTest(EPS eps)
 {
 #if SLEPC_VERSION_GE(3, 26, 0)
@@ -67,27 +77,18 @@ bool EPSCUDALanczosThresholdTest(EPS eps)
 #endif
 }
 
-// Chunks of nev pairs on the complement of the ones before, with A's products: largest or smallest real
-// values, or largest magnitudes (a relative threshold: largest ones), single-vector steps, no deflation
-// space or B (the chunks' own constraints take the basis's first columns).
+// Chunks of nev pairs, with A's products: largest or smallest real values, or largest magnitudes (a
+// relative threshold: largest ones), and what every solve in chunks needs.
 PetscErrorCode EPSCUDALanczosCheckThreshold(EPS eps)
 {
-  EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
-  const MPI_Comm   comm = PetscObjectComm((PetscObject)eps);
-
   PetscFunctionBegin;
 #if SLEPC_VERSION_GE(3, 26, 0)
   const bool largest = eps->which == EPS_LARGEST_REAL || eps->which == EPS_LARGEST_MAGNITUDE;
-  PetscCheck(largest || (eps->which == EPS_SMALLEST_REAL && !eps->threlative), comm, PETSC_ERR_SUP,
+  PetscCheck(largest || (eps->which == EPS_SMALLEST_REAL && !eps->threlative), PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
              "EPSCUDALANCZOS takes the threshold test (EPSSetThreshold) with -eps_largest_real or -eps_largest_magnitude, or an absolute "
              "threshold with -eps_smallest_real");
 #endif
-  PetscCheck(eps->problem_type == EPS_HEP, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS takes the threshold test for standard Hermitian problems (EPS_HEP) only");
-  PetscCheck(eps->nds == 0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS does not combine the threshold test with a deflation space");
-  PetscCheck(ctx->opt.variant == EPS_CUDALANCZOS_THICK_RESTART, comm, PETSC_ERR_SUP,
-             "The thesis variant computes one eigenpair; the threshold test needs -eps_cudalanczos_variant thick_restart");
-  PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, comm, PETSC_ERR_SUP,
-             "The threshold test is solved with single-vector steps: leave -eps_cudalanczos_block_size unset or 1");
+  PetscCall(CheckChunkedSolve(eps, "the threshold test"));
   PetscFunctionReturn(0);
 }
 
