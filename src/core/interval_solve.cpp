@@ -339,12 +339,13 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   cf.stop = callbacks.stop;
   cf.error = [](double, double res) { return res; };
   const double ends = std::max(std::isfinite(w.a) ? std::abs(w.a) : 0.0, std::isfinite(w.b) ? std::abs(w.b) : 0.0);
-  const double scale = ends > 0 ? ends : std::max(-bd.lo, bd.hi); // the window's scale (select_window)
+  const double spectrum = std::max(-bd.lo, bd.hi); // the largest |lambda| the bounds allow
+  const double scale = ends > 0 ? ends : spectrum;  // the window's scale (select_window)
   Chunks ch;
   {
     backend.set_operator_filter(&f.p);
     const FilterOnExit clear(backend);
-    ch = run_chunks(cb, filtered_settings(base, plan, scale, std::max(-bd.lo, bd.hi)), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
+    ch = run_chunks(cb, filtered_settings(base, plan, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace cudalanczos {
 
@@ -88,12 +89,18 @@ WindowFilter window_filter(double lo, double hi, double a, double b, int degree,
   // p(a) = p(b) falls as the degree grows (the peak narrows): double up to the first degree that meets
   // end_value, then bisect between it and the one before.
   int low = 1, high = 2;
-  while (high < kMaxFilterDegree && balanced(w, high).end_value > end_value) low = high, high = std::min(2 * high, kMaxFilterDegree);
+  WindowFilter best = balanced(w, high); // the filter of `high`, the lowest degree known to qualify
+  while (high < kMaxFilterDegree && best.end_value > end_value) {
+    low = high, high = std::min(2 * high, kMaxFilterDegree);
+    best = balanced(w, high);
+  }
   while (high - low > 1) {
     const int mid = (low + high) / 2;
-    (balanced(w, mid).end_value > end_value ? low : high) = mid;
+    WindowFilter f = balanced(w, mid);
+    if (f.end_value > end_value) low = mid;
+    else high = mid, best = std::move(f);
   }
-  return balanced(w, high);
+  return best;
 }
 
 ChebyshevFilter interval_indicator(double lo, double hi, double a, double b, int degree)
