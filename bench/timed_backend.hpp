@@ -48,6 +48,11 @@ public:
     ++rotate_calls;
     timed(rotate_s, [&] { b_.rotate(k, m, Q, ldq); });
   }
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override
+  {
+    ++rotate_calls;
+    timed(rotate_s, [&] { b_.rotate_from(first, k, m, Q, ldq); });
+  }
   void expand(int first, int last, double anorm, StepRecord *records) override
   {
     ++step_calls;

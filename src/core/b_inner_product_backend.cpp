@@ -157,11 +157,12 @@ void BInnerProductBackend::combine(int first, int k, const Scalar *coef, int dst
   inner_.combine(first, k, coef, dst);
 }
 
-void BInnerProductBackend::rotate(int k, int m, const Scalar *Q, int ldq)
+void BInnerProductBackend::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
 {
-  if (m > k || ldq < k || k > ncols_) throw Error("BInnerProductBackend::rotate: need m <= k <= ldq and k <= basis columns");
+  if (first < 0 || m > k || ldq < k || first + k > ncols_)
+    throw Error("BInnerProductBackend::rotate: need first >= 0, m <= k <= ldq and first + k <= basis columns");
   holds_ = -1;
-  inner_.rotate(k, m, Q, ldq); // columns 0..k-1 only: the scratch column ncols_ >= k is not read
+  inner_.rotate_from(first, k, m, Q, ldq); // columns first..first+k-1 only: the scratch column ncols_ is not read
 }
 
 void BInnerProductBackend::copy_column(int src, int dst)

@@ -64,7 +64,8 @@ public:
   void update(int first, int k, const Scalar *coef, int col) override;
   void scale(int col, double alpha) override;
   void combine(int first, int k, const Scalar *coef, int dst) override;
-  void rotate(int k, int m, const Scalar *Q, int ldq) override;
+  void rotate(int k, int m, const Scalar *Q, int ldq) override { rotate_from(0, k, m, Q, ldq); }
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override;
   void copy_column(int src, int dst) override;
 
   // expand, expand_partial, queue_steps, collect_steps, cancel_steps and project_block: Backend's

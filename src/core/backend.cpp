@@ -55,6 +55,18 @@ void Backend::project_with(int first, int k, int col, int with, Scalar *out)
   out[k] = conj_of(pair[0]);
 }
 
+void Backend::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
+{
+  if (first < 0 || m < 0 || m > k || ldq < k) throw Error(name() + " backend: rotate_from needs first >= 0 and m <= k <= ldq");
+  if (first == 0) return rotate(k, m, Q, ldq);
+  const int K = first + k, M = first + m;
+  std::vector<Scalar> padded(static_cast<std::size_t>(K) * M, Scalar(0));
+  for (int i = 0; i < first; ++i) padded[i + static_cast<std::size_t>(i) * K] = 1.0;
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < k; ++i) padded[(first + i) + static_cast<std::size_t>(first + j) * K] = Q[i + static_cast<std::size_t>(j) * ldq];
+  rotate(K, M, padded.data(), K);
+}
+
 void Backend::set_operator_filter(const ChebyshevFilter *filter)
 {
   if (filter) throw Error(name() + " backend: cannot apply a polynomial filter of its operator (an interval of eigenvalues needs one)");

@@ -167,6 +167,12 @@ public:
   /// Used for thick restart and to form Ritz vectors; columns m..k-1 are unspecified afterwards.
   virtual void rotate(int k, int m, const Scalar *Q, int ldq) = 0;
 
+  /// V[:, first:first+m] = V[:, first:first+k] Q (Q k x m, ldq >= k, m <= k); the columns before `first`
+  /// stay as they are, columns first+m..first+k-1 are unspecified afterwards. A thick restart rotates
+  /// only the active columns past the locked ones, without a Q padded by an identity of the locked
+  /// size. Default: rotate() with that padded Q.
+  virtual void rotate_from(int first, int k, int m, const Scalar *Q, int ldq);
+
   /// v_dst = v_src.
   virtual void copy_column(int src, int dst) = 0;
 

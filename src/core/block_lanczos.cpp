@@ -5,6 +5,7 @@
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -54,6 +55,7 @@ public:
     r.breakdowns = breakdowns_;
     r.full_reorthogonalizations = full_passes_;
     r.ncv_used = m_;
+    projected_.report(r);
     r.block_size = B_;
     r.orthogonality = detail::orthogonality(b_, static_cast<int>(r.eigenvalues.size()));
     return r;
@@ -72,7 +74,13 @@ private:
     if (!(s_.tol > 0)) throw Error("tol must be positive");
     if (s_.max_it < 1) throw Error("max_it must be at least 1");
     if (b_.basis_columns() < ld_) throw Error("the backend's basis is too small for ncv + block size");
+    if (s_.mpd != 0 && s_.mpd < 2 * B_)
+      throw Error("mpd (" + std::to_string(s_.mpd) + ") leaves no room for a block step past the kept vectors: block steps need mpd >= " +
+                  std::to_string(2 * B_) + " (twice the block size), or 0 for no bound");
   }
+
+  // Where a cycle may end: the basis, and mpd columns past the locked ones (Settings::mpd).
+  int cycle_end() const { return s_.mpd > 0 ? std::min(m_, t_.locked + s_.mpd) : m_; }
 
   // ---------------------------------------------------------------------------------------------
   // Orthonormalization of a block.
@@ -346,7 +354,7 @@ private:
   // thick restart before its first convergence test (unverified_early_end_products). With few
   // wanted pairs (the k = 1 a block of 2 is chosen for) this is what keeps a cycle of ncv = nev + 16 b
   // columns from running all its steps after the pair has converged.
-  bool ends_early(int locked, int e, bool verifying) const
+  bool ends_early(int locked, int e, bool verifying)
   {
     if (verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
     if (!s_.verify && matvecs_ < unverified_early_end_products(s_, n_)) return false;
@@ -397,13 +405,14 @@ private:
 
   // The Ritz pairs of the active block H[locked:e, locked:e], with residuals ||R y_last|| (R: the
   // coupling of the last block to the residual block at e).
-  RitzPairs ritz_pairs(int locked, int e) const
+  RitzPairs ritz_pairs(int locked, int e)
   {
+    const auto t0 = std::chrono::steady_clock::now();
     const int na = e - locked;
     Matrix A(static_cast<std::size_t>(na) * na);
     for (int j = 0; j < na; ++j)
       for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    return detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
+    RitzPairs rp = detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
       double r2 = 0;
       for (int r = 0; r < B_; ++r) {
         Scalar t = 0;
@@ -412,6 +421,8 @@ private:
       }
       return std::sqrt(r2);
     });
+    projected_.add(na, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return rp;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -462,10 +473,11 @@ private:
   int extend_cycle()
   {
     int e = t_.top;
-    while (!t_.exhausted && e + B_ <= m_) {
+    const int end = cycle_end();
+    while (!t_.exhausted && e + B_ <= end) {
       t_.exhausted = !block_step(e, t_.locked);
       e += B_;
-      if (!t_.exhausted && e + B_ <= m_ && ends_early(t_.locked, e, t_.verifying)) break;
+      if (!t_.exhausted && e + B_ <= end && ends_early(t_.locked, e, t_.verifying)) break;
     }
     return e;
   }
@@ -501,19 +513,17 @@ private:
   {
     if (end.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
     if (end.inject) return newconv;
-    return std::min({na, m_ - B_ - t_.locked, newconv + restart_keep(s_.restart, na - newconv, s_.nev - t_.locked - newconv)});
+    return std::min({na, cycle_end() - B_ - t_.locked, newconv + restart_keep(s_.restart, na - newconv, s_.nev - t_.locked - newconv, s_.mpd > 0 && s_.mpd < m_)});
   }
 
-  // V[:, locked:locked+keep] = V[:, locked:e] Y(:, order[0:keep]); the identity on the locked part.
+  // V[:, locked:locked+keep] = V[:, locked:e] Y(:, order[0:keep]); the locked columns stay.
   void rotate_to_kept(const RitzPairs &rp, int e, int keep)
   {
-    const int locked = t_.locked, na = rp.na, kcols = locked + keep;
-    Matrix Q(static_cast<std::size_t>(e) * kcols, Scalar(0));
-    for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * e] = 1.0;
+    const int na = rp.na;
+    Matrix Q(static_cast<std::size_t>(na) * keep);
     for (int q = 0; q < keep; ++q)
-      for (int ii = 0; ii < na; ++ii)
-        Q[(locked + ii) + static_cast<std::size_t>(locked + q) * e] = rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
-    b_.rotate(e, kcols, Q.data(), e);
+      std::copy_n(rp.Y.begin() + static_cast<std::ptrdiff_t>(rp.order[q]) * na, na, Q.begin() + static_cast<std::ptrdiff_t>(q) * na);
+    b_.rotate_from(t_.locked, e - t_.locked, keep, Q.data(), na);
   }
 
   // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to the
@@ -568,6 +578,7 @@ private:
   int m_;  // basis size (complete columns of a cycle at most)
   int ld_; // m_ + B_: the projected matrix's order, with the residual block's coupling
   Matrix H_;
+  detail::ProjectedTime projected_; // the projected problems' count, largest order and host time
   double anorm_ = 0;
   long matvecs_ = 0, reductions_ = 0, full_passes_ = 0;
   long passes_ = 0;          // block products (one pass over A each)

@@ -112,20 +112,6 @@ void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
   }
 }
 
-void ConstrainedBackend::rotate(int k, int m, const Scalar *Q, int ldq)
-{
-  if (m > k || ldq < k) throw Error("ConstrainedBackend::rotate: need m <= k <= ldq");
-  if (d_ == 0) return inner_.rotate(k, m, Q, ldq);
-  // [Z V] diag(I, Q): the wrapped backends see the identity on Z's columns and leave them (the CUDA
-  // backend skips such leading columns; the host one copies them exactly).
-  const int K = k + d_, M = m + d_;
-  q_.assign(static_cast<std::size_t>(K) * M, Scalar(0));
-  for (int i = 0; i < d_; ++i) q_[i + static_cast<std::size_t>(i) * K] = 1.0;
-  for (int j = 0; j < m; ++j)
-    for (int i = 0; i < k; ++i) q_[(d_ + i) + static_cast<std::size_t>(d_ + j) * K] = Q[i + static_cast<std::size_t>(j) * ldq];
-  inner_.rotate(K, M, q_.data(), K);
-}
-
 void ConstrainedBackend::expand_partial(int first, int last, int reach, double anorm, StepRecord *records)
 {
   check_partial_reach("ConstrainedBackend::expand_partial", first, reach);

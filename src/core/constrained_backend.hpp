@@ -61,7 +61,8 @@ public:
   void update(int first, int k, const Scalar *coef, int col) override { inner_.update(first + d_, k, coef, col + d_); }
   void scale(int col, double alpha) override { inner_.scale(col + d_, alpha); }
   void combine(int first, int k, const Scalar *coef, int dst) override { inner_.combine(first + d_, k, coef, dst + d_); }
-  void rotate(int k, int m, const Scalar *Q, int ldq) override;
+  void rotate(int k, int m, const Scalar *Q, int ldq) override { rotate_from(0, k, m, Q, ldq); }
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override { inner_.rotate_from(first + d_, k, m, Q, ldq); }
   void copy_column(int src, int dst) override { inner_.copy_column(src + d_, dst + d_); }
 
   void expand(int first, int last, double anorm, StepRecord *records) override { inner_.expand(first + d_, last + d_, anorm, records); }
@@ -90,7 +91,7 @@ private:
   Backend &inner_;
   int most_ = 0; // columns reserved for Z at the front of the wrapped basis
   int d_ = 0;    // vectors of Z kept
-  std::vector<Scalar> h_, q_;
+  std::vector<Scalar> h_;
 };
 
 } // namespace cudalanczos

@@ -130,6 +130,9 @@ void add_counts(Result &sum, const Result &r)
   sum.residuals_checked += r.residuals_checked;
   sum.residuals_proven += r.residuals_proven;
   sum.residual_rejected += r.residual_rejected;
+  sum.projected_solves += r.projected_solves;
+  sum.projected_order = std::max(sum.projected_order, r.projected_order);
+  sum.projected_seconds += r.projected_seconds;
 }
 
 void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)

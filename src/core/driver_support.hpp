@@ -67,6 +67,25 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
 /// The Ritz pairs of an active block: values w, vectors Y (na x na, column i for w[i]), `order` (best
 /// first by `which`) and, in that order, each pair's residual ||A x - theta x|| and its error
 /// (Callbacks::error).
+/// The projected problems a thick-restart solve diagonalized on the host: how many, the largest order,
+/// the wall time (Result::projected_*).
+struct ProjectedTime {
+  int solves = 0, order = 0;
+  double seconds = 0;
+  void add(int n, double s)
+  {
+    ++solves;
+    order = n > order ? n : order;
+    seconds += s;
+  }
+  void report(Result &r) const
+  {
+    r.projected_solves = solves;
+    r.projected_order = order;
+    r.projected_seconds = seconds;
+  }
+};
+
 struct RitzPairs {
   int na = 0;
   int rows = 0; ///< rows of each vector in Y: na, or the last `tail` ones only (ritz_pairs)
@@ -78,9 +97,12 @@ struct RitzPairs {
 /// Thick restart: how many Ritz vectors of the active block a restart keeps beyond the newly converged
 /// ones: the fraction `restart` (Settings::restart) of the `unconverged` others rounded down (SLEPc's rule), but never
 /// fewer than the `missing` wanted pairs that have not converged, and at least one. The drivers cap the
-/// count by the room left.
-inline int restart_keep(double restart, int unconverged, int missing)
+/// count by the room left. With `bounded` (Settings::mpd below the basis: more pairs wanted than a cycle
+/// holds), the missing pairs keep at most half of the unconverged ones: keeping them all would leave a
+/// cycle a handful of new steps, and the solve would restart every few products.
+inline int restart_keep(double restart, int unconverged, int missing, bool bounded = false)
 {
+  if (bounded) missing = std::min(missing, unconverged / 2);
   return std::max({1, static_cast<int>(restart * unconverged), std::min(unconverged, missing)});
 }
 

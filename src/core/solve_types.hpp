@@ -42,6 +42,10 @@ struct Settings {
   /// a cycle converges nothing and its rate predicts many more such cycles (docs/algorithm.md); at or
   /// below ncv the basis stays at ncv. basis_columns_needed() allocates for it.
   int ncv_max = 0;
+  /// Thick restart: the most columns a cycle holds past the locked ones, the order of its projected
+  /// problem (SLEPc's mpd); 0: no bound but the basis. With thousands of wanted pairs a cycle of ncv
+  /// columns would put an eigenproblem of order ncv on the host at every restart.
+  int mpd = 0;
   /// Thick restart: vectors per Lanczos step. Above 1, the block variant (block_lanczos.hpp): each step
   /// applies the operator to a block of this many vectors in one pass, which finds up to that many
   /// copies of an eigenvalue without the verification and costs fewer passes over A and the basis.
@@ -142,6 +146,10 @@ struct Result {
   int block_certified = 0;         ///< block steps: verifications the Ritz values made unnecessary (no wanted value
                                    ///< at hand as many times as the block has vectors)
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
+  // The projected problems (thick restart): the host's share of each restart, which Settings::mpd bounds.
+  int projected_solves = 0;        ///< eigen-decompositions of a cycle's active block, looks inside a cycle included
+  int projected_order = 0;         ///< the largest order among them
+  double projected_seconds = 0.0;  ///< their wall time on the host
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
   int scale_exponent = 0;          ///< the solve ran on 2^scale_exponent A (0: unscaled; Settings::norm_estimate)
   double norm_estimate = 0.0;      ///< the ||A|| estimate the scale was chosen from (given, or measured; 0: none)

@@ -359,19 +359,24 @@ public:
   {
     if (m < 0 || m > k || ldq < k) throw Error("CudaBackend::rotate: need m <= k <= ldq");
     if (k > 0) check_column(k - 1);
-    ScopedDevice guard(device_);
     // Leading columns of Q that are unit vectors e_i with nothing else in their rows keep V's columns as
-    // they are: the driver's restarts pass the locked columns that way. Only the rest is multiplied,
-    // which saves reading and rewriting every locked column at every restart.
+    // they are (a Q padded by an identity, as Backend::rotate_from's default builds it): only the rest
+    // is multiplied, which saves reading and rewriting those columns.
     int p = 0;
     for (bool unit = true; unit && p < m; p += unit) {
       for (int i = 0; i < k && unit; ++i) unit = Q[i + static_cast<std::size_t>(p) * ldq] == (i == p ? 1.0 : 0.0);
       for (int j = p + 1; j < m && unit; ++j) unit = Q[p + static_cast<std::size_t>(j) * ldq] == 0.0;
     }
-    if (m == p || n_ == 0) return;
-    Q += p + static_cast<std::size_t>(p) * ldq;
-    k -= p, m -= p;
-    Scalar *const V = basis_.data() + static_cast<std::size_t>(p) * ldv_;
+    if (m > p) rotate_from(p, k - p, m - p, Q + p + static_cast<std::size_t>(p) * ldq, ldq);
+  }
+
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override
+  {
+    if (first < 0 || m < 0 || m > k || ldq < k) throw Error("CudaBackend::rotate: need first >= 0 and m <= k <= ldq");
+    if (k > 0) check_column(first + k - 1);
+    if (m == 0 || n_ == 0) return;
+    ScopedDevice guard(device_);
+    Scalar *const V = basis_.data() + static_cast<std::size_t>(first) * ldv_;
     if (flavor_ == KernelFlavor::Custom && m <= kernels::kRotateMaxOutputs) {
       // One pass over the rows, in place (kernels::rotate), with Q transposed and its rows padded. As below,
       // the wait for the copy is cheaper than pinned staging of that size.

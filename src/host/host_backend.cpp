@@ -184,20 +184,22 @@ void HostBackend::combine(int first, int k, const Scalar *coef, int dst)
   }
 }
 
-void HostBackend::rotate(int k, int m, const Scalar *Q, int ldq)
+void HostBackend::rotate(int k, int m, const Scalar *Q, int ldq) { rotate_from(0, k, m, Q, ldq); }
+
+void HostBackend::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
 {
-  if (m > k || ldq < k) throw Error("HostBackend::rotate: need m <= k <= ldq");
-  if (k > 0) check_column(k - 1);
+  if (first < 0 || m > k || ldq < k) throw Error("HostBackend::rotate: need first >= 0 and m <= k <= ldq");
+  if (k > 0) check_column(first + k - 1);
   work_.assign(static_cast<std::size_t>(m) * n_, Scalar(0));
   for (int j = 0; j < m; ++j) {
     Scalar *y = work_.data() + static_cast<std::size_t>(j) * n_;
     for (int i = 0; i < k; ++i) {
       const Scalar q = Q[i + static_cast<std::size_t>(j) * ldq];
-      const Scalar *v = column(i);
+      const Scalar *v = column(first + i);
       for (index_t r = 0; r < n_; ++r) y[r] += q * v[r];
     }
   }
-  std::copy(work_.begin(), work_.end(), basis_.begin());
+  if (m > 0) std::copy(work_.begin(), work_.end(), column(first));
 }
 
 void HostBackend::copy_column(int src, int dst)

@@ -40,6 +40,7 @@ public:
   void scale(int col, double alpha) override;
   void combine(int first, int k, const Scalar *coef, int dst) override;
   void rotate(int k, int m, const Scalar *Q, int ldq) override;
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override;
   void copy_column(int src, int dst) override;
 
   /// Direct access for tests: column j of the basis.

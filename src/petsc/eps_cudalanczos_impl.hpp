@@ -208,6 +208,9 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
 /// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
 /// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);
+/// Refuses, with the sizes named, a basis of `columns` columns that the device memory free for it cannot
+/// hold when the solve runs on the GPU (`on_device`); the same decision on every rank. Collective.
+PetscErrorCode EPSCUDALanczosCheckBasisFits(EPS eps, PetscBool on_device, int columns);
 /// The most basis columns an interval solve may hold (IntervalSettings::max_columns): what fits in 80 % of
 /// the device memory free when the solve runs on the GPU (`on_device`), the same on every rank; 0 (no
 /// limit) on the host. Collective.

@@ -171,12 +171,17 @@ PetscErrorCode ChooseNcv(EPS eps, PetscInt neff)
                PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
   } else if (eps->mpd != kEPSUnset) {
     eps->ncv = PetscMin(neff, eps->nev + eps->mpd);
-  } else {
-    eps->ncv = eps->nev < 500 ? PetscMin(neff, PetscMax(2 * eps->nev, eps->nev + 15)) : PetscMin(neff, eps->nev + 500);
+  } else if (eps->nev < 500) {
+    eps->ncv = PetscMin(neff, PetscMax(2 * eps->nev, eps->nev + 15));
     // Block steps: room for the wanted pairs and 16 blocks. A restarted block Krylov space is only as
     // deep as its blocks per cycle; with few of them it needs several times the products of
     // single-vector steps (docs/tuning.md#petsc-basis-size-for-block-steps).
     if (ctx->plan.block_eff > 1) eps->ncv = PetscMin(neff, PetscMax(eps->ncv, eps->nev + 16 * ctx->plan.block_eff));
+  } else {
+    // SLEPc's rule for many pairs: 500 columns past nev, and a projected problem of at most 500 (a cycle
+    // holds mpd columns past the locked ones), which bounds each restart's work on the host.
+    eps->ncv = PetscMin(neff, eps->nev + 500);
+    eps->mpd = PetscMin(neff, 500);
   }
   PetscFunctionReturn(0);
 }
@@ -194,13 +199,15 @@ PetscErrorCode ChooseMpdAndMaxIt(EPS eps, PetscInt neff)
   if (eps->mpd == kEPSUnset) eps->mpd = eps->ncv;
   PetscCheck(eps->mpd <= eps->ncv, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
              "mpd (%" PetscInt_FMT ") must not exceed ncv (%" PetscInt_FMT ")", eps->mpd, eps->ncv);
-  // A thick restart keeps at least one Ritz vector and extends it by at least one step, or one block.
+  // A thick restart keeps at least one Ritz vector (a block) and extends it by at least one step (block).
   // Below that nothing can converge (-eps_mpd 1 -eps_nev 5 ran 100 restarts and returned nothing); a
-  // basis that holds the whole space is solved exactly in one cycle whatever mpd says.
-  PetscCheck(eps->mpd >= 1 + b || eps->ncv >= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
-             "mpd (%" PetscInt_FMT ") leaves the projected problem no room: a thick restart keeps at least one vector and adds at least one "
+  // basis that holds the whole space is solved exactly in one cycle whatever mpd says. An mpd below ncv
+  // bounds every block cycle, which then needs a block of kept vectors and a block step.
+  const PetscInt least = b > 1 && eps->mpd < eps->ncv ? 2 * b : 1 + b;
+  PetscCheck(eps->mpd >= least || eps->ncv >= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
+             "mpd (%" PetscInt_FMT ") leaves the projected problem no room: a thick restart keeps at least one %s and adds at least one "
              "Lanczos step%s to it, so mpd must be at least %" PetscInt_FMT " (nev %" PetscInt_FMT ", ncv %" PetscInt_FMT ")",
-             eps->mpd, b > 1 ? " (a block)" : "", 1 + b, eps->nev, eps->ncv);
+             eps->mpd, b > 1 ? "block" : "vector", b > 1 ? " (a block)" : "", least, eps->nev, eps->ncv);
   if (eps->max_it == kEPSUnset) eps->max_it = PetscMax(100, 2 * neff / eps->ncv);
   PetscFunctionReturn(0);
 }
@@ -284,13 +291,15 @@ void ChooseRestart(EPS eps)
 // max(2 ncv, ncv + 32) when the solver chose ncv, only with STSHIFT, whose operator is the matrix with its
 // clustered ends: other STs are chosen to separate the wanted values, and a non-injective one (spectrum
 // folding) has SLEPc sort the returned pairs by their Rayleigh quotients, so more converged pairs there
-// change what is reported. The block variant keeps its basis size.
+// change what is reported. The block variant keeps its basis size, and so does a cycle bounded by an
+// mpd below ncv, which a larger basis would not lengthen.
 void ChooseBasisLimit(EPS eps, PetscInt neff, PetscBool chosen, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   const PetscInt   max = ctx->opt.ncv_max;
 
   if (ctx->plan.block_eff > 1) ctx->plan.ncv_limit = eps->ncv;
+  else if (eps->mpd < eps->ncv && (max == PETSC_DEFAULT || max == PETSC_DECIDE)) ctx->plan.ncv_limit = eps->ncv;
   else if (max != PETSC_DEFAULT && max != PETSC_DECIDE) ctx->plan.ncv_limit = PetscMax(eps->ncv, PetscMin(max, neff));
   else ctx->plan.ncv_limit = chosen && isshift ? PetscMin(neff, PetscMax(2 * eps->ncv, eps->ncv + 32)) : eps->ncv;
 }

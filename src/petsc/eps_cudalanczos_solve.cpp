@@ -221,6 +221,8 @@ PetscErrorCode SolveSettings(Solve &sv)
   s.nev                 = (int)eps->nev;
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)plan.ncv_limit;
+  // 0: the basis bounds the cycle (an mpd too small for a step is allowed only where the basis holds the whole space)
+  s.mpd                 = eps->mpd < eps->ncv && eps->mpd >= (plan.block_eff > 1 ? 2 * plan.block_eff : 2) ? (int)eps->mpd : 0;
   s.block_size          = (int)plan.block_eff;
   s.restart             = (double)plan.restart_eff;
   s.restart_raise       = ctx->opt.restart == (PetscReal)PETSC_DEFAULT; // the solver's choice may rise on a stall, a user's stays
@@ -361,7 +363,9 @@ PetscErrorCode SolveStartColumns(Solve &sv, EPSCUDALanczosColumns &columns)
   Backend  &solver = *sv.solver;
 
   PetscFunctionBegin;
-  PetscCall(EPSCUDALanczosLimitBasis(eps, sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE, &sv.s));
+  const PetscBool on_device = sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(EPSCUDALanczosLimitBasis(eps, on_device, &sv.s));
+  PetscCall(EPSCUDALanczosCheckBasisFits(eps, on_device, basis_columns_needed(sv.s) + (int)sv.nc));
   PetscCallCXX(solver.resize_basis(basis_columns_needed(sv.s)));
   for (PetscInt i = 0; i < sv.nc; ++i) {
     bool               kept        = false;

@@ -393,6 +393,25 @@ PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *co
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode EPSCUDALanczosCheckBasisFits(EPS eps, PetscBool on_device, int columns)
+{
+  double    free_columns;
+  PetscReal worst[2]; // the largest shortfall in columns, and that rank's free bytes (negated for MAX)
+
+  PetscFunctionBegin;
+  PetscCall(FreeDeviceColumns(eps, on_device, &free_columns));
+  const double bytes_per_column = sizeof(PetscScalar) * (double)eps->nloc;
+  worst[0] = free_columns >= 0 ? (PetscReal)(columns - free_columns) : (PetscReal)-1;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, worst, 1, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)eps)));
+  if (worst[0] <= 0) PetscFunctionReturn(0);
+  worst[1] = free_columns >= 0 ? (PetscReal)(free_columns * bytes_per_column) : (PetscReal)0;
+  SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_MEM,
+          "The Lanczos basis does not fit in the GPU's memory: it needs %d columns of %" PetscInt_FMT " rows on this rank (%.2f GiB: ncv %" PetscInt_FMT
+          ", mpd %" PetscInt_FMT ", nev %" PetscInt_FMT ", and the solver's work columns) and %.2f GiB are free. Lower nev or ncv (-eps_ncv; "
+          "for nev >= 500 the default is nev + 500, -eps_mpd 500), or spread the rows over more GPUs (mpiexec -n)",
+          columns, eps->nloc, columns * bytes_per_column / 1073741824.0, eps->ncv, eps->mpd, eps->nev, (double)worst[1] / 1073741824.0);
+}
+
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s)
 {
   double free_columns;

@@ -32,6 +32,7 @@ public:
   void scale(int col, double alpha) override { b_.scale(col, alpha); }
   void combine(int first, int k, const Scalar *coef, int dst) override { b_.combine(first, k, coef, dst); }
   void rotate(int k, int m, const Scalar *Q, int ldq) override { b_.rotate(k, m, Q, ldq); }
+  void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override { b_.rotate_from(first, k, m, Q, ldq); }
   void copy_column(int src, int dst) override { b_.copy_column(src, dst); }
 
 protected:

@@ -1670,11 +1670,11 @@ TEST(Restart, KeepsTheFractionOfTheUnconvergedRitzVectors)
   struct Recording : ForwardingBackend {
     using ForwardingBackend::ForwardingBackend;
     std::string name() const override { return "recording(" + b_.name() + ")"; }
-    std::vector<std::pair<int, int>> rotations;
-    void rotate(int k, int m, const Scalar *Q, int ldq) override
+    std::vector<std::pair<int, int>> rotations; // (first + k, first + m): the columns before and after
+    void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override
     {
-      rotations.emplace_back(k, m);
-      ForwardingBackend::rotate(k, m, Q, ldq);
+      rotations.emplace_back(first + k, first + m);
+      ForwardingBackend::rotate_from(first, k, m, Q, ldq);
     }
   };
   const int n = 400;
@@ -1699,6 +1699,56 @@ TEST(Restart, KeepsTheFractionOfTheUnconvergedRitzVectors)
       EXPECT_EQ(b.rotations[0].first, 20);
       EXPECT_EQ(b.rotations[0].second, std::min(room, std::max(1, static_cast<int>(keep * 20))));
     }
+}
+
+// Settings::mpd bounds a cycle's columns past the locked ones, and so the projected problem, in both
+// drivers: every rotation rotates at most mpd columns, and the solve returns the same pairs as LAPACK.
+// (nev 30 in a basis of 60: without the bound the first cycle alone would be 60 columns.)
+TEST(Mpd, BoundsEveryCycleAndConvergesTheSamePairs)
+{
+  struct Recording : ForwardingBackend {
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return "recording(" + b_.name() + ")"; }
+    int widest = 0; // the most columns a rotation read
+    void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override
+    {
+      widest = std::max(widest, k);
+      ForwardingBackend::rotate_from(first, k, m, Q, ldq);
+    }
+  };
+  const int n = 300;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = std::pow(1.01, i); // the top values' gaps shrink slowly
+  const Dense A = diagonal(d);
+  for (int block : {1, 2}) {
+    SCOPED_TRACE("block " + std::to_string(block));
+    Settings s = default_settings(n, 30, Which::LargestAlgebraic);
+    s.ncv = 60;
+    s.mpd = 16;
+    s.max_it = 1000;
+    s.block_size = block;
+    HostBackend inner(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+    Recording b(inner);
+    const Solved sol = solve_on(b, s);
+    check_solution(A, s, sol);
+    EXPECT_GT(b.widest, 0);
+    EXPECT_LE(b.widest, s.mpd);
+    EXPECT_GT(sol.result.projected_solves, 0);
+    EXPECT_LE(sol.result.projected_order, s.mpd);
+    EXPECT_GE(sol.result.projected_seconds, 0.0);
+  }
+}
+
+TEST(Mpd, RefusesABoundWithoutRoomForAStep)
+{
+  const Dense A = diagonal(Vec{1, 2, 3, 4, 5, 6, 7, 8});
+  Settings s = default_settings(8, 1, Which::LargestAlgebraic);
+  s.ncv = 4;
+  s.mpd = 1;
+  EXPECT_THROW(run_solver(A, s), Error);
+  s.block_size = 2;
+  s.mpd = 3;
+  EXPECT_THROW(run_solver(A, s), Error);
 }
 
 // Settings::restart_raise: sweep case 120 (a cluster of five near-copies at the 17th of nev = 17 values,

@@ -473,6 +473,47 @@ TEST_P(CudaBackendOps, RotateOfManyColumnsIsEquivalentToRef)
   }
 }
 
+TEST_P(CudaBackendOps, RotateFromIsEquivalentToRef)
+{
+  // A restart's rotation past `first` locked columns, without the identity: the custom kernel's shapes
+  // (m up to 32 outputs) and cuBLAS's (m = 33), an odd first; the columns before first stay bit for bit.
+  const int cols = 120;
+  host_->resize_basis(cols);
+  cuda_->resize_basis(cols);
+  struct Shape {
+    int first, k, m;
+  };
+  for (const Shape sh : {Shape{1, 5, 3}, Shape{37, 47, 32}, Shape{37, 47, 33}, Shape{60, 59, 40}}) {
+    SCOPED_TRACE("first " + std::to_string(sh.first) + ", k " + std::to_string(sh.k) + ", m " + std::to_string(sh.m));
+    for (int j = 0; j < cols; ++j) {
+      host_->set_random(j, 700 + j);
+      cuda_->set_column(j, host_->column(j));
+    }
+    std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(sh.k));
+    for (int j = 0; j < sh.k; ++j) c[j].assign(host_->column(sh.first + j), host_->column(sh.first + j) + n_);
+    const int ldq = sh.k + 3;
+    const std::vector<Scalar> Q = random_vector(ldq * sh.m, 8400 + sh.first);
+    host_->rotate_from(sh.first, sh.k, sh.m, Q.data(), ldq);
+    cuda_->rotate_from(sh.first, sh.k, sh.m, Q.data(), ldq);
+    std::vector<Scalar> got(static_cast<std::size_t>(n_));
+    for (int j = 0; j < cols; ++j) {
+      const int q = j - sh.first; // Q's column, for the rotated ones
+      if (q >= sh.m && q < sh.k) continue; // unspecified afterwards (Backend::rotate_from)
+      cuda_->get_column(j, got.data());
+      const Scalar *ref = host_->column(j);
+      for (index_t i = 0; i < n_; ++i) {
+        double tol = 0; // untouched columns exactly
+        if (q >= 0 && q < sh.m)
+          for (int l = 0; l < sh.k; ++l) tol += ulps * (sh.k + 1) * eps * std::abs(Q[l + q * ldq] * c[l][i]);
+        ASSERT_LE(std::abs(got[i] - ref[i]), tol) << "column " << j << " entry " << i;
+      }
+    }
+  }
+  const std::vector<Scalar> Q(9, 1.0);
+  EXPECT_THROW(cuda_->rotate_from(cols - 2, 3, 2, Q.data(), 3), Error); // first + k beyond the basis
+  EXPECT_THROW(host_->rotate_from(cols - 2, 3, 2, Q.data(), 3), Error);
+}
+
 TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)
 {
   // Q = [I_2 0; 0 R], as a restart with two locked columns passes it: the backend skips the identity

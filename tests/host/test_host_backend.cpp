@@ -6,11 +6,13 @@
 #include "core/backend.hpp"
 #include "core/random.hpp"
 #include "host/host_backend.hpp"
+#include "../core/forwarding_backend.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace {
@@ -226,6 +228,40 @@ TEST(HostBackend, RotatePermutation)
   EXPECT_EQ(column(b, 0), (Vec{1, 1, 1, 1}));
   EXPECT_EQ(column(b, 1), (Vec{1, 2, 3, 4}));
   EXPECT_EQ(column(b, 2), (Vec{0, 1, 0, 1}));
+}
+
+TEST(HostBackend, RotateFromLeavesTheColumnsBeforeFirst)
+{
+  // V[:, 1:3] = V[:, 1:4] Q with Q 3 x 2: v0 and v3 stay; new v1 = v1 + v3, new v2 = 2 v2.
+  HostBackend b = make(4);
+  fill(b);
+  b.set_column(3, Vec{7, 7, 7, 7}.data());
+  const Scalar Q[8] = {1, 0, 1, 99, /* col 1 */ 0, 2, 0, 99};
+  b.rotate_from(1, 3, 2, Q, 4);
+  EXPECT_EQ(column(b, 0), (Vec{1, 2, 3, 4}));
+  EXPECT_EQ(column(b, 1), (Vec{7, 8, 7, 8}));
+  EXPECT_EQ(column(b, 2), (Vec{2, 2, 2, 2}));
+  EXPECT_THROW(b.rotate_from(2, 3, 2, Q, 4), Error); // first + k beyond the basis
+  EXPECT_THROW(b.rotate_from(-1, 2, 2, Q, 4), Error);
+}
+
+// Backend::rotate_from's default (a backend that only rotates from column 0) pads Q with the identity:
+// the same columns as the host backend's own.
+TEST(HostBackend, RotateFromDefaultMatchesTheOverride)
+{
+  struct OnlyRotate : cudalanczos::testing::ForwardingBackend {
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return "only-rotate"; }
+    void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override { Backend::rotate_from(first, k, m, Q, ldq); }
+  };
+  HostBackend a = make(4), inner = make(4);
+  fill(a);
+  fill(inner);
+  OnlyRotate b(inner);
+  const Scalar Q[6] = {0.5, -1, 3, /* col 1 */ 2, 0.25, -0.5};
+  a.rotate_from(1, 3, 2, Q, 3);
+  b.rotate_from(1, 3, 2, Q, 3);
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(column(a, j), column(inner, j)) << "column " << j;
 }
 
 TEST(HostBackend, RotateRejectsBadShapes)

@@ -16,10 +16,13 @@ int basis_cap(const Settings &s, index_t n)
 {
   return s.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s.ncv, std::min<index_t>(s.ncv_max, n))) : s.ncv;
 }
+
+// The projected matrix's order: a cycle's columns past the locked ones, at most mpd.
+int window(const Settings &s, int cap) { return s.mpd > 0 ? std::min(cap, s.mpd) : cap; }
 } // namespace
 
 Driver::Driver(Backend &b, const Settings &s, const Callbacks &c, ResidualDirections directions)
-    : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), cap_(basis_cap(s, n_)), m_(s.ncv), omega_(cap_),
+    : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), cap_(basis_cap(s, n_)), m_(s.ncv), lds_(window(s, cap_)), omega_(cap_),
       restart_(s.restart), pur_(std::move(directions))
 {
 }
@@ -43,6 +46,7 @@ Result Driver::run()
   r.switched_to_full = restarted_full_;
   r.restart_raised = restart_raised_;
   r.ncv_used = m_;
+  projected_.report(r);
   return r;
 }
 
@@ -61,6 +65,8 @@ void Driver::validate() const
   if (!(s_.tol > 0)) throw Error("tol must be positive");
   if (s_.max_it < 1) throw Error("max_it must be at least 1");
   if (!(s_.lock_margin > 0 && s_.lock_margin <= 1)) throw Error("lock_margin must lie in (0, 1]");
+  if (s_.mpd < 0 || s_.mpd == 1)
+    throw Error("mpd (" + std::to_string(s_.mpd) + ") must be 0 (no bound) or at least 2: a restart keeps a vector and takes a step");
   if (b_.basis_columns() < cap_ + 3) throw Error("the backend's basis is too small for ncv");
 }
 

@@ -78,9 +78,10 @@ private:
 
   // thick_restart.cpp: thick restart with locking.
   Result thick_restart();
+  int cycle_end() const;
   int extend_cycle(bool &exhausted);
   bool end_early(int e);
-  RitzPairs ritz_pairs(int locked, int e, double b, bool vectors = true) const;
+  RitzPairs ritz_pairs(int locked, int e, double b, bool vectors = true);
   int leading_converged(RitzPairs &rp);
   void start_over_with_full_reorthogonalization(const RitzPairs &rp, int mc);
   CycleDecision decide_cycle_end(Result &r, const RitzPairs &rp, bool exhausted, int nconv, int newconv);
@@ -103,9 +104,11 @@ private:
   Result unrestarted_lanczos();
   double explicit_residual_error(int k, const double *z, double theta, double &xx);
 
-  /// The projected matrix, column-major with leading dimension cap_ (the largest basis a solve may grow to).
-  double &S(int i, int j) { return S_[i + static_cast<std::size_t>(j) * cap_]; }
-  double S(int i, int j) const { return S_[i + static_cast<std::size_t>(j) * cap_]; }
+  /// The projected matrix's active block: entry (i, j) of the basis's indices, i, j >= s_off_ (the locked
+  /// columns' part is their values on the diagonal, in t_.locked_theta), column-major with leading
+  /// dimension lds_ (the most columns a cycle holds past the locked ones).
+  double &S(int i, int j) { return S_[(i - s_off_) + static_cast<std::size_t>(j - s_off_) * lds_]; }
+  double S(int i, int j) const { return S_[(i - s_off_) + static_cast<std::size_t>(j - s_off_) * lds_]; }
 
   Backend &b_;
   Settings s_;
@@ -116,7 +119,9 @@ private:
   double anorm_ = 0;                // running estimate of ||A||: max ||A v_j||
   std::vector<Scalar> h_;           // orthogonalization coefficients of the current step
   std::vector<StepRecord> records_; // what Backend::expand reports
-  std::vector<double> S_;           // projected matrix (thick restart), cap_ x cap_ column-major
+  std::vector<double> S_;           // projected matrix's active block (thick restart), lds_ x lds_ column-major
+  int lds_ = 0;                     //   its order: min(cap_, Settings::mpd)
+  int s_off_ = 0;                   //   the basis column of its first row and column
   RestartState t_;                  // thick restart: what carries from cycle to cycle
   long matvecs_ = 0, reductions_ = 0;
   int breakdowns_ = 0;
@@ -140,6 +145,7 @@ private:
   RestartStall stall_;               // Settings::restart_raise
   BasisGrowth growth_;               // Settings::ncv_max
   ResidualDirections pur_;           // Settings::purify
+  ProjectedTime projected_;          // the projected problems' count, largest order and host time
 };
 
 } // namespace cudalanczos::detail

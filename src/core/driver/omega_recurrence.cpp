@@ -5,10 +5,11 @@
 
 namespace cudalanczos::detail {
 
-bool OmegaRecurrence::step(const double *S, int ld, int j, int segment_start, double alpha, double beta, double anorm)
+bool OmegaRecurrence::step(const double *S, int ld, int offset, int j, int segment_start, double alpha, double beta, double anorm)
 {
-  const auto s = [&](int i, int k) { return S[i + static_cast<std::size_t>(k) * ld]; };
-  std::vector<double> next(cap_ + 1, 0.0);
+  const auto s = [&](int i, int k) { return S[(i - offset) + static_cast<std::size_t>(k - offset) * ld]; };
+  std::vector<double> &next = next_;
+  next.assign(cap_ + 1, 0.0);
   double worst = 0;
   if (beta > 0) {
     const double beta_prev = s(j - 1, j);
@@ -25,7 +26,7 @@ bool OmegaRecurrence::step(const double *S, int ld, int j, int segment_start, do
   }
   next[j + 1] = 1;
   prev_.swap(cur_);
-  cur_.swap(next);
+  cur_.swap(next_);
   growth_ = worst_ > 0 && worst > worst_ ? worst / worst_ : 0.0;
   growth_max_ = std::max(growth_max_, growth_);
   worst_ = worst;

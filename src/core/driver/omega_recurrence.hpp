@@ -25,10 +25,11 @@ public:
   /// `cap`: the most basis columns a cycle may have.
   explicit OmegaRecurrence(int cap) : cap_(cap) {}
 
-  /// The estimate after step j (alpha, beta its coefficients; S the projected matrix, column-major with
-  /// leading dimension ld, holding the segment's earlier steps). True when it exceeds omega_limit: then
-  /// the new vector, and the next one (Simon's rule: v_j itself was not reorthogonalized), get a full pass.
-  bool step(const double *S, int ld, int j, int segment_start, double alpha, double beta, double anorm);
+  /// The estimate after step j (alpha, beta its coefficients; S the projected matrix's block from basis
+  /// column `offset` <= segment_start on, column-major with leading dimension ld, holding the segment's
+  /// earlier steps). True when it exceeds omega_limit: then the new vector, and the next one (Simon's
+  /// rule: v_j itself was not reorthogonalized), get a full pass.
+  bool step(const double *S, int ld, int offset, int j, int segment_start, double alpha, double beta, double anorm);
 
   /// After a full pass at step j: v_{j+1} is orthogonal to everything to rounding level.
   void after_full(int j, int segment_start);
@@ -42,6 +43,7 @@ public:
 private:
   int cap_;
   std::vector<double> cur_, prev_; // estimated v_j^T v_k, v_{j-1}^T v_k
+  std::vector<double> next_;       // step's work: the estimates of v_{j+1}
   double worst_ = 0, growth_ = 0;  // the last step's largest estimate, and its growth factor
   double growth_max_ = 0;          // the largest growth factor of the current chunk's steps
 };

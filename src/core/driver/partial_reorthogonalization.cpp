@@ -56,7 +56,7 @@ int Driver::extend_partial(int start, int m, bool &exhausted, double &beta)
         full_next = true;
         break;
       }
-      if (omega_.step(S_.data(), cap_, t, segment_start_, S(t, t), beta, anorm_)) {
+      if (omega_.step(S_.data(), lds_, s_off_, t, segment_start_, S(t, t), beta, anorm_)) {
         reorthogonalize_column(t, m, beta, exhausted);
         omega_.after_full(t, segment_start_);
         chunk_ = std::max(2, t + 1 - j); // the estimate took this long to grow from rounding level

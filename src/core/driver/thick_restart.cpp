@@ -12,6 +12,7 @@
 #include "core/driver/driver.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace cudalanczos::detail {
@@ -19,7 +20,8 @@ namespace cudalanczos::detail {
 Result Driver::thick_restart()
 {
   m_ = s_.ncv; // this cycle's basis size: grows (adapt_to_slow_convergence) when convergence is slow
-  S_.assign(static_cast<std::size_t>(cap_) * cap_, 0.0);
+  S_.assign(static_cast<std::size_t>(lds_) * lds_, 0.0);
+  s_off_ = 0;
   t_ = RestartState{};
   Result r;
   for (r.its = 1;; ++r.its) {
@@ -57,14 +59,18 @@ Result Driver::thick_restart()
   }
 }
 
-// Extends the basis from t_.start to m_ columns; returns where the cycle ended.
+// Where this cycle ends at the latest: the basis's m_ columns, and mpd columns past the locked ones
+// (Settings::mpd), which bounds the projected problem's order.
+int Driver::cycle_end() const { return std::min(m_, t_.locked + lds_); }
+
+// Extends the basis from t_.start to cycle_end(); returns where the cycle ended.
 int Driver::extend_cycle(bool &exhausted)
 {
   segment_start_ = t_.start;
   look_hint_ = 0;
   // (A verification round's random vector meets the locked vectors in every partial step's pass.)
-  if (!partial_active()) return extend_full(t_.start, m_, exhausted, t_.beta);
-  return extend_partial(t_.start, m_, exhausted, t_.beta);
+  if (!partial_active()) return extend_full(t_.start, cycle_end(), exhausted, t_.beta);
+  return extend_partial(t_.start, cycle_end(), exhausted, t_.beta);
 }
 
 // Whether the cycle may end after e columns, before m (see extend_full). A value better than the ones
@@ -81,7 +87,7 @@ bool Driver::end_early(int e)
   const int na = e - t_.locked;
   if (!t_.verifying && !last_wanted) return false;
   if (e < 0) return true;
-  if (na < 2 || e >= m_ || m_ >= n_) return false; // a cycle that can hold the whole space ends exact
+  if (na < 2 || e >= cycle_end() || m_ >= n_) return false; // a cycle that can hold the whole space ends exact
   const RitzPairs rp = ritz_pairs(t_.locked, e, S(e - 1, e), false); // values and residuals only
   if (t_.verifying) return verification_look(rp, e);
   // Two digits beyond tol: a locked pair's residual is dropped from the projected matrix and so
@@ -96,13 +102,16 @@ bool Driver::end_early(int e)
 
 // The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
 // of column e-1 to the residual direction v_e).
-RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors) const
+RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
 {
+  const auto t0 = std::chrono::steady_clock::now();
   const int na = e - locked;
   std::vector<double> A(static_cast<std::size_t>(na) * na);
   for (int jj = 0; jj < na; ++jj)
     for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-  return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
+  RitzPairs rp = detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
+  projected_.add(na, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return rp;
 }
 
 // The leading converged Ritz pairs of the active block (in the order of `which`, stopping at the first
@@ -147,6 +156,7 @@ void Driver::start_over_with_full_reorthogonalization(const RitzPairs &rp, int m
   ++reductions_;
   b_.scale(0, 1.0 / std::sqrt(nrm2));
   std::fill(S_.begin(), S_.end(), 0.0);
+  s_off_ = 0;
   t_.locked_theta.clear();
   t_.locked_err.clear();
   t_.locked_res.clear();
@@ -194,24 +204,23 @@ int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
 {
   if (d.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
   if (d.inject) return newconv;
-  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv)});
+  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv, lds_ < cap_)});
 }
 
-// V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the identity on the locked part.
+// V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the locked columns stay.
 void Driver::rotate_to_kept(const RitzPairs &rp, int mc, int keep)
 {
-  const int locked = t_.locked, na = rp.na, kcols = locked + keep;
-  std::vector<Scalar> Q(static_cast<std::size_t>(mc) * kcols, Scalar(0));
-  for (int i = 0; i < locked; ++i) Q[i + static_cast<std::size_t>(i) * mc] = 1.0;
+  const int na = rp.na;
+  std::vector<Scalar> Q(static_cast<std::size_t>(na) * keep);
   for (int q = 0; q < keep; ++q)
-    for (int ii = 0; ii < na; ++ii)
-      Q[(locked + ii) + static_cast<std::size_t>(locked + q) * mc] = rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
-  b_.rotate(mc, kcols, Q.data(), mc);
+    std::copy_n(rp.Y.begin() + static_cast<std::ptrdiff_t>(rp.order[q]) * na, na, Q.begin() + static_cast<std::ptrdiff_t>(q) * na);
+  b_.rotate_from(t_.locked, mc - t_.locked, keep, Q.data(), na);
 }
 
 // Newly converged pairs are locked once their error is below lock_margin * tol (all of them when a
 // verification round starts; never more than the basis keeps); the others stay among the kept ones and
-// keep improving. S restarts as the locked values on the diagonal. Returns how many were locked.
+// keep improving. S restarts past the locked columns, whose values t_.locked_theta keeps. Returns how
+// many were locked.
 int Driver::lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, bool inject)
 {
   int lockable = 0;
@@ -224,7 +233,7 @@ int Driver::lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, b
   }
   t_.locked_res.lock(rp.res, lock);
   pur_.keep(b_, mc, rp, t_.beta, 0, lock); // before column mc is overwritten
-  for (int i = 0; i < t_.locked + lock; ++i) S(i, i) = t_.locked_theta[i] + s_.shift;
+  s_off_ = t_.locked + lock;
   return lock;
 }
 

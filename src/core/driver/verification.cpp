@@ -25,7 +25,7 @@ bool Driver::verification_look(const RitzPairs &rp, int e)
   // The certificate's bound falls by e^(-2 sqrt(e)) per step: with these Ritz values, the step at
   // which it would hold is where the next look should be (a chunk that runs past it costs products
   // the look would have saved).
-  for (int k = na + 1; locked + k < m_; ++k)
+  for (int k = na + 1; locked + k < cycle_end(); ++k)
     if (certified_complement(s_, c_, rp.w, k, n_, locked, worst, slack)) {
       look_hint_ = locked + k;
       break;
