@@ -10,8 +10,8 @@
    solve of the process, then 3 new EPS on that Mat, then 3 re-solves of one EPS (EPSSetOperators
    again); medians and all values in one JSON line ("bench":"user_times"). -user_times_reps 1 takes one
    of each (for solves of seconds). The matrix checksum is skipped
-   there (its MatMult would move a device Mat's data before the first solve), and -mat_type converts the
-   built Mat (e.g. aijcusparse or densecuda with a CUDA PETSc: SLEPc's own GPU path).
+   there (its MatMult would move a device Mat's data before the first solve). In either mode -mat_type
+   converts the built Mat (e.g. aijcusparse or densecuda with a CUDA PETSc: SLEPc's own GPU path).
 
    Matrices: "denseN" (N from the name, or -n) is the thesis matrix of examples/thesis_demo.c, entry
    (i, j) = hash(min(i, j), max(i, j)) uniform in [0, 1] (formula below; peers.py computes the same); the
@@ -524,11 +524,13 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(path, sizeof(path), "%s/%s.csr", dir, cas));
     PetscCall(BuildCsr(path, &A, &csr, &n, &nnz));
   }
-  if (user_times) {
+  {
     char mtype[64];
     PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", mtype, sizeof(mtype), &flg));
-    PetscInt reps = 3;
     if (flg) PetscCall(MatConvert(A, mtype, MAT_INPLACE_MATRIX, &A));
+  }
+  if (user_times) {
+    PetscInt reps = 3;
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-user_times_reps", &reps, NULL));
     PetscCheck(reps == 1 || reps == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-user_times_reps must be 1 or 3, not %" PetscInt_FMT, reps);
     PetscCall(UserTimes(A, cas, n, ks[0], which, tol, (int)reps));

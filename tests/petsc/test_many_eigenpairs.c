@@ -8,15 +8,55 @@
    each outlier eigenvalue lies within 2e-3 of its diagonal entry, which is what is checked, while the
    solver's own accuracy is checked through the true residual).
 
-     test_many_eigenpairs [-n 100000] [-nev 200]
+   -check_mpd M: also checks the cycle's bound. The solve's dimensions must be SLEPc's (nev >= 500: ncv
+   nev + 500, mpd 500; else the mpd given by -eps_mpd, M), and -eps_view's projected problems must be of
+   order M at most (read back from an ASCII viewer's file).
+
+     test_many_eigenpairs [-n 100000] [-nev 200] [-check_mpd M]
 */
 #include <slepccudalanczos.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The largest order of the projected problems that -eps_view reports ("projected problems: ... of order
+   K at most"), through a file that every rank's EPSView writes and rank 0 reads; -1 if the line is missing. */
+static PetscErrorCode ProjectedOrder(EPS eps, PetscInt *order)
+{
+  PetscViewer v;
+  char        path[64], line[512];
+  PetscMPIInt rank, size;
+  int         k = -1;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscSNPrintf(path, sizeof(path), "many_eigenpairs_view_np%d.txt", (int)size));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, path, &v));
+  PetscCall(EPSView(eps, v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (rank == 0) {
+    FILE *f = fopen(path, "r");
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
+    while (fgets(line, sizeof(line), f)) {
+      const char *at = strstr(line, "projected problems:");
+      const char *of = at ? strstr(at, "of order ") : NULL;
+      if (of) k = atoi(of + strlen("of order "));
+    }
+    fclose(f);
+    remove(path);
+  }
+  PetscCallMPI(MPI_Bcast(&k, 1, MPI_INT, 0, PETSC_COMM_WORLD));
+  *order = k;
+  PetscFunctionReturn(0);
+}
 
 int main(int argc, char **argv)
 {
   Mat         A;
   EPS         eps;
-  PetscInt    n = 100000, nev = 200, i, rstart, rend, nconv, its, bad = 0, outliers;
+  PetscInt    n = 100000, nev = 200, i, rstart, rend, nconv, its, bad = 0, outliers, check_mpd = 0;
   PetscReal   worst = 0, worst_pos = 0;
   const char *backend = "-";
   PetscMPIInt rank;
@@ -27,6 +67,7 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-nev", &nev, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-check_mpd", &check_mpd, NULL));
   outliers = nev + 20;
 
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 3, NULL, 2, NULL, &A));
@@ -64,7 +105,17 @@ int main(int argc, char **argv)
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "n %" PetscInt_FMT ", nev %" PetscInt_FMT ": %" PetscInt_FMT " converged in %" PetscInt_FMT " restarts on %s; max true residual %.2e, max |lambda - diagonal| %.2e\n", n, nev,
                         nconv, its, backend, (double)worst, (double)worst_pos));
-  const PetscBool ok = (PetscBool)(nconv >= nev && bad == 0);
+  PetscBool dims_ok = PETSC_TRUE;
+  if (check_mpd > 0) {
+    PetscInt nev_set, ncv, mpd, order;
+    PetscCall(EPSGetDimensions(eps, &nev_set, &ncv, &mpd));
+    PetscCall(ProjectedOrder(eps, &order));
+    if (nev >= 500 && (ncv != PetscMin(n, nev + 500) || mpd != 500)) dims_ok = PETSC_FALSE;
+    if (mpd != check_mpd || order < 1 || order > check_mpd) dims_ok = PETSC_FALSE;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ncv %" PetscInt_FMT ", mpd %" PetscInt_FMT ", projected problems of order %" PetscInt_FMT " at most (bound %" PetscInt_FMT "): %s\n", ncv, mpd,
+                          order, check_mpd, dims_ok ? "as expected" : "WRONG"));
+  }
+  const PetscBool ok = (PetscBool)(nconv >= nev && bad == 0 && dims_ok);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s 1 - %" PetscInt_FMT " largest eigenpairs of a %" PetscInt_FMT "-row sparse matrix\n%d passed, %d failed\n", ok ? "ok" : "not ok", nev, n, ok ? 1 : 0, ok ? 0 : 1));
   PetscCall(EPSDestroy(&eps));
   PetscCall(MatDestroy(&A));
