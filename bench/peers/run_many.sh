@@ -8,7 +8,7 @@
 # warm-up solve (2 restarts: the upload, the allocations, the kernels) and then the timed solve
 # (EPSSetUp + EPSSolve, stopped after CAP seconds); its JSON line has the time, the products, the
 # restarts, the converged count and the largest true residual ||A x - lambda x|| / |lambda| over the
-# wanted pairs, and `eigs` the first eigenvalues (compared between the solvers by many_report.py).
+# wanted pairs, and `eigs` the first 64 eigenvalues.
 #
 #   run_many.sh CARRY326 OUT
 #
