@@ -4,7 +4,8 @@
    multiplicities), the true residuals and orthonormality of the returned vectors (MeasurePairs), the
    -eps_view line; windows in the interior, at the upper end, with 200 eigenvalues, outside the spectrum,
    and with both ends on (multiple) eigenvalues; the threshold test (SLEPc >= 3.26), absolute and relative;
-   and what is refused with a PETSc error. Any number of
+   a window and the threshold test of a generalized problem with a diagonal B (D^1/2 L D^1/2 x = lambda D x,
+   whose eigenvalues are the Laplacian L's); and what is refused with a PETSc error. Any number of
    ranks (uneven rows). Options: -eps_cudalanczos_backend host|cuda as for the other tests.
 */
 #include "test_support.h"
@@ -59,9 +60,34 @@ static PetscErrorCode AnalyticSpectrum(PetscReal **ev)
   PetscFunctionReturn(0);
 }
 
+/* The generalized problem D^1/2 L D^1/2 x = lambda D x with D diagonal (entries 1 to 1.9, varying along
+   the rows): its eigenvalues are L's, its vectors x = D^-1/2 y for L's y. *GA and *GB on A's layout. */
+static PetscErrorCode DiagonalPencil(Mat A, Mat *GA, Mat *GB)
+{
+  Vec      d, s;
+  PetscInt rs, re, r;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &d, NULL));
+  PetscCall(VecGetOwnershipRange(d, &rs, &re));
+  for (r = rs; r < re; ++r) PetscCall(VecSetValue(d, r, 1.0 + (PetscReal)((r * 7) % 10) / 10.0, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(d));
+  PetscCall(VecAssemblyEnd(d));
+  PetscCall(VecDuplicate(d, &s));
+  PetscCall(VecCopy(d, s));
+  PetscCall(VecSqrtAbs(s));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, GA));
+  PetscCall(MatDiagonalScale(*GA, s, s));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, re - rs, re - rs, PETSC_DETERMINE, PETSC_DETERMINE, 1, NULL, 0, NULL, GB));
+  PetscCall(MatDiagonalSet(*GB, d, INSERT_VALUES));
+  PetscCall(VecDestroy(&d));
+  PetscCall(VecDestroy(&s));
+  PetscFunctionReturn(0);
+}
+
 /* EPS_ALL on [a, b] with the options given; every pair against the analytic ones. `atleast`: the window
-   must hold that many (a check of the test itself). */
-static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
+   must hold that many (a check of the test itself). With B (the diagonal pencil), EPS_GHEP on (A, B). */
+static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
 {
   EPS         eps;
   PetscInt    n = NX * NY * NZ, i, expected = 0, first = -1, nconv;
@@ -76,7 +102,8 @@ static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, Petsc
       if (first < 0) first = i;
       ++expected;
     }
-  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(CreateEPS(A, B ? EPS_GHEP : EPS_HEP, "cudalanczos", &eps));
+  if (B) PetscCall(EPSSetOperators(eps, A, B));
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL));
   PetscCall(EPSSetInterval(eps, a, b));
   PetscCall(EPSSetTolerances(eps, tol, 1000));
@@ -88,7 +115,7 @@ static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, Petsc
   if (nconv == expected && expected > 0) {
     PetscCall(PetscMalloc1(expected, &lr));
     for (i = 0; i < expected; ++i) lr[i] = ev[first + i];
-    PetscCall(MeasurePairs(eps, A, NULL, expected, lr, &diff, &res, &orth, &imag));
+    PetscCall(MeasurePairs(eps, A, B, expected, lr, &diff, &res, &orth, &imag));
     PetscCall(PetscFree(lr));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e, orthogonality %.1e", (double)diff,
                             (double)res, (double)orth));
@@ -100,10 +127,17 @@ static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, Petsc
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
+{
+  PetscFunctionBeginUser;
+  PetscCall(CheckWindowOf(A, NULL, ev, a, b, atleast, name));
+  PetscFunctionReturn(0);
+}
+
 #if SLEPC_VERSION_GE(3, 26, 0)
 /* The threshold test (EPSSetThreshold) with nev 8: every eigenvalue above `thres` (relative: that fraction
    of the largest), against the analytic ones. */
-static PetscErrorCode CheckThreshold(Mat A, const PetscReal *ev, PetscReal thres, PetscBool relative, const char *name)
+static PetscErrorCode CheckThreshold(Mat A, Mat B, const PetscReal *ev, PetscReal thres, PetscBool relative, const char *name)
 {
   EPS          eps;
   PetscInt     n = NX * NY * NZ, i, expected = 0, nconv;
@@ -113,7 +147,8 @@ static PetscErrorCode CheckThreshold(Mat A, const PetscReal *ev, PetscReal thres
 
   PetscFunctionBeginUser;
   for (i = n - 1; i >= 0 && ev[i] >= t; --i) ++expected;
-  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(CreateEPS(A, B ? EPS_GHEP : EPS_HEP, "cudalanczos", &eps));
+  if (B) PetscCall(EPSSetOperators(eps, A, B));
   PetscCall(EPSSetWhichEigenpairs(eps, relative ? EPS_LARGEST_MAGNITUDE : EPS_LARGEST_REAL)); /* SLEPc's rule for a relative one */
   PetscCall(EPSSetDimensions(eps, 8, 24, PETSC_DETERMINE));
   PetscCall(EPSSetThreshold(eps, thres, relative));
@@ -126,7 +161,7 @@ static PetscErrorCode CheckThreshold(Mat A, const PetscReal *ev, PetscReal thres
   if (nconv == expected) {
     PetscCall(PetscMalloc1(expected, &lr));
     for (i = 0; i < expected; ++i) lr[i] = ev[n - 1 - i];
-    PetscCall(MeasurePairs(eps, A, NULL, expected, lr, &diff, &res, &orth, &imag));
+    PetscCall(MeasurePairs(eps, A, B, expected, lr, &diff, &res, &orth, &imag));
     PetscCall(PetscFree(lr));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e", (double)diff, (double)res));
     PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9), "  its pairs", detail));
@@ -173,7 +208,7 @@ static PetscErrorCode CheckRefused(Mat A, const char *what)
 
 int main(int argc, char **argv)
 {
-  Mat        A;
+  Mat        A, GA, GB;
   PetscReal *ev;
 
   PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
@@ -185,10 +220,15 @@ int main(int argc, char **argv)
   PetscCall(CheckWindow(A, ev, 3.0, 6.0, 200, "window with 200 eigenvalues"));
   PetscCall(CheckWindow(A, ev, -3.0, -1.0, 0, "window outside the spectrum"));
   PetscCall(CheckWindow(A, ev, ev[100], ev[160], 60, "window with both ends on eigenvalues"));
+  PetscCall(DiagonalPencil(A, &GA, &GB));
+  PetscCall(CheckWindowOf(GA, GB, ev, 5.9, 6.3, 20, "EPS_GHEP with a diagonal B, interior window"));
 #if SLEPC_VERSION_GE(3, 26, 0)
-  PetscCall(CheckThreshold(A, ev, 10.5, PETSC_FALSE, "threshold test, absolute"));
-  PetscCall(CheckThreshold(A, ev, 0.9, PETSC_TRUE, "threshold test, relative"));
+  PetscCall(CheckThreshold(A, NULL, ev, 10.5, PETSC_FALSE, "threshold test, absolute"));
+  PetscCall(CheckThreshold(A, NULL, ev, 0.9, PETSC_TRUE, "threshold test, relative"));
+  PetscCall(CheckThreshold(GA, GB, ev, 10.5, PETSC_FALSE, "threshold test, EPS_GHEP with a diagonal B"));
 #endif
+  PetscCall(MatDestroy(&GA));
+  PetscCall(MatDestroy(&GB));
   PetscCall(CheckRefused(A, "sinvert"));
   PetscCall(CheckRefused(A, "shift"));
   PetscCall(CheckRefused(A, "ghep"));
