@@ -831,6 +831,37 @@ static PetscErrorCode ReuseCases(void)
   PetscFunctionReturn(0);
 }
 
+/* On the GPU: a basis beyond the device's memory (ncv 20000 columns of 2e6 rows, 320 GB) is refused before
+   the solve with a PETSc error naming its size, and the EPS stays destroyable. Skipped where a solve here
+   runs on the host (the host backend would try to allocate it). */
+static PetscErrorCode DeviceMemoryCase(void)
+{
+  Mat         A;
+  EPS         eps;
+  const char *used = "";
+  PetscBool   cuda;
+
+  PetscFunctionBeginUser;
+  PetscCall(Laplacian(30, &A));
+  PetscCall(NewEPS(A, 1, &eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSCUDALanczosGetBackendInUse(eps, &used));
+  cuda = strcmp(used, "cuda") == 0 ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  if (!cuda) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "# skipped: a basis beyond the device memory (the solves here run on the host)\n"));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(ScaledIdentity(2000000, 1.0, &A));
+  PetscCall(NewEPS(A, 1, &eps));
+  PetscCall(EPSSetDimensions(eps, 1, 20000, PETSC_DETERMINE));
+  PetscCall(CheckSolveRefused(eps, "a basis beyond the device memory (ncv 20000 of 2e6 rows)"));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
@@ -839,6 +870,7 @@ int main(int argc, char **argv)
   PetscCall(ErrorCases());
   PetscCall(MagnitudeCases());
   PetscCall(ReuseCases());
+  PetscCall(DeviceMemoryCase());
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));
   PetscCall(SlepcFinalize());
   return failures ? 1 : 0;
