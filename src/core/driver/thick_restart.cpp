@@ -119,16 +119,20 @@ RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
 // omega ||A||: claim no more. A wanted pair stopped by that floor switches the solve to full
 // reorthogonalization (partial_blocked_): one that has reached it, or, as soon as it is seen, one whose
 // value is so small against ||A|| that the floor itself misses tol (the smallest eigenvalues of a
-// Laplacian; docs/tuning.md#core-partial-reorthogonalizations-residual-floor).
+// Laplacian; docs/tuning.md#core-partial-reorthogonalizations-residual-floor). Only the leading half of
+// the active block stands for wanted pairs: with more pairs missing than a cycle holds (Settings::mpd),
+// its far end holds Ritz values from the other side of the spectrum, near 0 for a spectrum around it,
+// which no wanted pair is.
 int Driver::leading_converged(RitzPairs &rp)
 {
   int newconv = 0;
   bool leading = true;
+  const int wanted_positions = std::min(s_.nev - t_.locked, rp.na / 2);
   for (int q = 0; q < rp.na; ++q) {
     const int i = rp.order[q];
     if (partial_active()) {
       const double floor = 16 * omega_limit * anorm_;
-      const bool out_of_reach = q < s_.nev - t_.locked && c_.error(rp.w[i] - s_.shift, floor) >= s_.tol;
+      const bool out_of_reach = q < wanted_positions && c_.error(rp.w[i] - s_.shift, floor) >= s_.tol;
       if (out_of_reach) partial_blocked_ = true;
       rp.res[q] = std::max(rp.res[q], floor);
       rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
