@@ -394,7 +394,7 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
   detail::sort_converged(backend, r, [&](double v) { return detail::badness(s, c.eigenvalue(v)); });
   r.nconv = 0;
   while (r.nconv < static_cast<int>(r.eigenvalues.size()) && detail::badness(s, c.eigenvalue(r.eigenvalues[r.nconv])) <= key) ++r.nconv;
-  if (ch.capacity_reached) r.reason = Reason::MaxIterations;
+  if (ch.capacity_reached) r.reason = Reason::MaxIterations, r.room_exhausted = true;
   return r;
 }
 

@@ -56,7 +56,8 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
 /// SLEPc's EPSSetThreshold takes it. In chunks of
 /// base.nev pairs with base.ncv columns, until a converged value lies beyond the threshold; columns 0..
 /// hold the vectors, best first. There is room for max(8 nev, 256) pairs, fewer where `max_columns` (as
-/// in IntervalSettings) says so; Result::reason is MaxIterations when the room ran out first. The
+/// in IntervalSettings) says so; when the room ran out first, Result::reason is MaxIterations and
+/// Result::room_exhausted is set. The
 /// backend's basis is resized here.
 Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, bool relative = false,
                           int max_columns = 0);

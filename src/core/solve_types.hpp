@@ -146,6 +146,9 @@ struct Result {
   int block_certified = 0;         ///< block steps: verifications the Ritz values made unnecessary (no wanted value
                                    ///< at hand as many times as the block has vectors)
   int ncv_used = 0;                ///< thick restart: basis columns of the last cycle (ncv, or more once grown)
+  /// solve_to_threshold: the room for found pairs ran out before a value beyond the threshold converged
+  /// (reason MaxIterations): more pairs may qualify.
+  bool room_exhausted = false;
   // The projected problems (thick restart): the host's share of each restart, which Settings::mpd bounds.
   int projected_solves = 0;        ///< eigen-decompositions of a cycle's active block, looks inside a cycle included
   int projected_order = 0;         ///< the largest order among them

@@ -278,6 +278,10 @@ PetscErrorCode ViewLastSolve(EPS eps, PetscViewer viewer)
   PetscCall(ViewScaling(eps, viewer));
   if (!thesis) PetscCall(ViewResidualCheck(eps, viewer));
   if (ctx->last.interval) PetscCall(ViewInterval(eps, viewer));
+  else if (ctx->last.result.room_exhausted)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  the threshold test ran out of room after %" PetscInt_FMT " pairs, all beyond the threshold: more may be (the room is "
+                                             "max(8 nev, 256) pairs, or what the device memory holds; a larger nev widens it)\n",
+                                     eps->nconv));
   else if (eps->nconv < eps->nev) PetscCall(ViewShortfall(eps, viewer));
   if (!thesis && ctx->opt.verify) PetscCall(ViewVerification(eps, viewer));
   PetscFunctionReturn(0);

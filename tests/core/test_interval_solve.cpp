@@ -260,6 +260,26 @@ TEST_F(IntervalSolve3dLaplacian, ThresholdTakesEveryEigenvalueAboveIt)
   ASSERT_GE(expected.size(), 20u);
   ASSERT_EQ(r.nconv, static_cast<int>(expected.size())) << describe(r.eigenvalues);
   for (int i = 0; i < r.nconv; ++i) EXPECT_NEAR(r.eigenvalues[i], expected[i], 1e-9 * 12) << i;
+  EXPECT_EQ(r.reason, Reason::Converged);
+  EXPECT_FALSE(r.room_exhausted);
+}
+
+// With room for fewer pairs than lie beyond the threshold (max_columns), the solve says so: reason
+// MaxIterations and room_exhausted, and every pair it returns is beyond the threshold and correct.
+TEST_F(IntervalSolve3dLaplacian, ThresholdBeyondTheRoomSaysSo)
+{
+  const int n = lap_.n();
+  HostBackend backend(n, n, 0, op());
+  Settings s;
+  s.which = Which::LargestAlgebraic;
+  s.nev = 8, s.ncv = 24, s.tol = 1e-10, s.max_it = 500;
+  const double t = 9.0; // far more than 16 eigenvalues above it
+  const Result r = solve_to_threshold(backend, s, {}, t, false, basis_columns_needed(s) + 16);
+  EXPECT_EQ(r.reason, Reason::MaxIterations);
+  EXPECT_TRUE(r.room_exhausted);
+  ASSERT_GE(r.nconv, 8);
+  ASSERT_LE(r.nconv, 16);
+  for (int i = 0; i < r.nconv; ++i) EXPECT_NEAR(r.eigenvalues[i], all_[all_.size() - 1 - i], 1e-9 * 12) << i;
 }
 
 } // namespace

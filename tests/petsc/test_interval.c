@@ -187,6 +187,41 @@ static PetscErrorCode CheckThreshold(Mat A, Mat B, const PetscReal *ev, PetscRea
   PetscCall(EPSDestroy(&eps));
   PetscFunctionReturn(0);
 }
+
+/* The threshold test with more eigenvalues beyond the threshold than its room (max(8 nev, 256) pairs):
+   the pairs it returns are the largest ones, correct, and -eps_view says the room ran out. */
+static PetscErrorCode CheckThresholdRoom(Mat A, const PetscReal *ev)
+{
+  EPS          eps;
+  PetscInt     n = NX * NY * NZ, i, nconv;
+  PetscScalar *lr;
+  PetscReal    diff = 0, res = 0, orth = 0, imag = 0;
+  char         detail[256], line[256];
+  PetscBool    found;
+
+  PetscFunctionBeginUser;
+  PetscCall(CreateEPS(A, EPS_HEP, "cudalanczos", &eps));
+  PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+  PetscCall(EPSSetDimensions(eps, 8, 24, PETSC_DETERMINE));
+  PetscCall(EPSSetThreshold(eps, 2.0, PETSC_FALSE)); /* about 650 of the 720 eigenvalues are above it */
+  PetscCall(EPSSetTolerances(eps, 1e-10, 1000));
+  PetscCall(EPSSetFromOptions(eps));
+  PetscCall(EPSSolve(eps));
+  PetscCall(EPSGetConverged(eps, &nconv));
+  PetscCall(ViewLine(eps, "ran out of room", line, sizeof(line), &found));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned; %s", nconv, found ? line : "no such -eps_view line"));
+  PetscCall(Check((PetscBool)(found && nconv >= 200 && nconv <= 256 && ev[n - nconv] >= 2.0), "threshold test beyond its room", detail));
+  if (nconv > 0 && nconv <= 256) {
+    PetscCall(PetscMalloc1(nconv, &lr));
+    for (i = 0; i < nconv; ++i) lr[i] = ev[n - 1 - i];
+    PetscCall(MeasurePairs(eps, A, NULL, nconv, lr, &diff, &res, &orth, &imag));
+    PetscCall(PetscFree(lr));
+    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e", (double)diff, (double)res));
+    PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9), "  its pairs, the largest ones", detail));
+  }
+  PetscCall(EPSDestroy(&eps));
+  PetscFunctionReturn(0);
+}
 #endif
 
 /* EPS_ALL with something it does not support: refused at EPSSolve, the EPS still destroyable. */
@@ -244,6 +279,7 @@ int main(int argc, char **argv)
   PetscCall(CheckThreshold(A, NULL, ev, 10.5, PETSC_FALSE, "threshold test, absolute"));
   PetscCall(CheckThreshold(A, NULL, ev, 0.9, PETSC_TRUE, "threshold test, relative"));
   PetscCall(CheckThreshold(GA, GB, ev, 10.5, PETSC_FALSE, "threshold test, EPS_GHEP with a diagonal B"));
+  PetscCall(CheckThresholdRoom(A, ev));
 #endif
   PetscCall(MatDestroy(&GA));
   PetscCall(MatDestroy(&GB));

@@ -10,45 +10,26 @@
 
    -check_mpd M: also checks the cycle's bound. The solve's dimensions must be SLEPc's (nev >= 500: ncv
    nev + 500, mpd 500; else the mpd given by -eps_mpd, M), and -eps_view's projected problems must be of
-   order M at most (read back from an ASCII viewer's file).
+   order M at most.
 
      test_many_eigenpairs [-n 100000] [-nev 200] [-check_mpd M]
 */
-#include <slepccudalanczos.h>
+#include "test_support.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The largest order of the projected problems that -eps_view reports ("projected problems: ... of order
-   K at most"), through a file that every rank's EPSView writes and rank 0 reads; -1 if the line is missing. */
+   K at most"); -1 if the line is missing. */
 static PetscErrorCode ProjectedOrder(EPS eps, PetscInt *order)
 {
-  PetscViewer v;
-  char        path[64], line[512];
-  PetscMPIInt rank, size;
-  int         k = -1;
+  char        line[1024];
+  const char *of;
+  PetscBool   found;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCall(PetscSNPrintf(path, sizeof(path), "many_eigenpairs_view_np%d.txt", (int)size));
-  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, path, &v));
-  PetscCall(EPSView(eps, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (rank == 0) {
-    FILE *f = fopen(path, "r");
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
-    while (fgets(line, sizeof(line), f)) {
-      const char *at = strstr(line, "projected problems:");
-      const char *of = at ? strstr(at, "of order ") : NULL;
-      if (of) k = atoi(of + strlen("of order "));
-    }
-    fclose(f);
-    remove(path);
-  }
-  PetscCallMPI(MPI_Bcast(&k, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  *order = k;
+  PetscCall(ViewLine(eps, "projected problems:", line, sizeof(line), &found));
+  of     = found ? strstr(line, "of order ") : NULL;
+  *order = of ? (PetscInt)atoi(of + strlen("of order ")) : -1;
   PetscFunctionReturn(0);
 }
 
