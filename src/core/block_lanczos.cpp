@@ -5,7 +5,6 @@
 #include "core/symmetric_eigen.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -407,22 +406,21 @@ private:
   // coupling of the last block to the residual block at e).
   RitzPairs ritz_pairs(int locked, int e)
   {
-    const auto t0 = std::chrono::steady_clock::now();
     const int na = e - locked;
-    Matrix A(static_cast<std::size_t>(na) * na);
-    for (int j = 0; j < na; ++j)
-      for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    RitzPairs rp = detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
-      double r2 = 0;
-      for (int r = 0; r < B_; ++r) {
-        Scalar t = 0;
-        for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y_last[l];
-        r2 += abs2(t);
-      }
-      return std::sqrt(r2);
+    return projected_.time(na, [&] {
+      Matrix A(static_cast<std::size_t>(na) * na);
+      for (int j = 0; j < na; ++j)
+        for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
+      return detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
+        double r2 = 0;
+        for (int r = 0; r < B_; ++r) {
+          Scalar t = 0;
+          for (int l = 0; l < B_; ++l) t += H(e + r, e - B_ + l) * y_last[l];
+          r2 += abs2(t);
+        }
+        return std::sqrt(r2);
+      });
     });
-    projected_.add(na, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return rp;
   }
 
   // ---------------------------------------------------------------------------------------------

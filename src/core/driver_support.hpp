@@ -6,6 +6,7 @@
 #include "core/solve_types.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -67,16 +68,29 @@ std::vector<int> order_by_which(const Settings &s, const Callbacks &c, const std
 /// The Ritz pairs of an active block: values w, vectors Y (na x na, column i for w[i]), `order` (best
 /// first by `which`) and, in that order, each pair's residual ||A x - theta x|| and its error
 /// (Callbacks::error).
+struct RitzPairs {
+  int na = 0;
+  int rows = 0; ///< rows of each vector in Y: na, or the last `tail` ones only (ritz_pairs)
+  std::vector<double> w, res, err;
+  std::vector<Scalar> Y; ///< Scalar, as rotate() and combine() take it (real values for a real symmetric A)
+  std::vector<int> order;
+};
+
 /// The projected problems a thick-restart solve diagonalized on the host: how many, the largest order,
 /// the wall time (Result::projected_*).
 struct ProjectedTime {
   int solves = 0, order = 0;
   double seconds = 0;
-  void add(int n, double s)
+  /// solve() (one projected problem of order n), counted and timed.
+  template <class Solve>
+  RitzPairs time(int n, Solve &&solve)
   {
+    const auto t0 = std::chrono::steady_clock::now();
+    RitzPairs rp = solve();
     ++solves;
     order = n > order ? n : order;
-    seconds += s;
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rp;
   }
   void report(Result &r) const
   {
@@ -84,14 +98,6 @@ struct ProjectedTime {
     r.projected_order = order;
     r.projected_seconds = seconds;
   }
-};
-
-struct RitzPairs {
-  int na = 0;
-  int rows = 0; ///< rows of each vector in Y: na, or the last `tail` ones only (ritz_pairs)
-  std::vector<double> w, res, err;
-  std::vector<Scalar> Y; ///< Scalar, as rotate() and combine() take it (real values for a real symmetric A)
-  std::vector<int> order;
 };
 
 /// Thick restart: how many Ritz vectors of the active block a restart keeps beyond the newly converged

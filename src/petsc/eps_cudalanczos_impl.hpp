@@ -217,13 +217,13 @@ PetscErrorCode EPSCUDALanczosCheckBasisFits(EPS eps, PetscBool on_device, int co
 PetscErrorCode EPSCUDALanczosDeviceColumns(EPS eps, PetscBool on_device, int *columns);
 /// Whether the EPS stops by the threshold test (EPSSetThreshold; SLEPc >= 3.26, else false).
 bool EPSCUDALanczosThresholdTest(EPS eps);
-/// The threshold test's checks at EPSSetUp (eps_cudalanczos_interval.cpp). Collective.
+/// The threshold test's checks at EPSSetUp, after the congruence is chosen (eps_cudalanczos_interval.cpp). Collective.
 PetscErrorCode EPSCUDALanczosCheckThreshold(EPS eps);
 /// The threshold test: every eigenpair beyond eps->thres, in chunks of nev (solve_to_threshold), the
 /// solution arrays grown to hold them. Collective.
 PetscErrorCode EPSCUDALanczosSolveThreshold(EPS eps, cudalanczos::Backend &solver, const cudalanczos::Settings &s,
                                             const cudalanczos::Callbacks &cb, PetscBool on_device, cudalanczos::Result *r);
-/// EPS_ALL: the interval's checks at EPSSetUp (eps_cudalanczos_interval.cpp). Collective.
+/// EPS_ALL: the interval's checks at EPSSetUp, after the congruence is chosen (eps_cudalanczos_interval.cpp). Collective.
 PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps);
 /// EPS_ALL: every eigenpair in [eps->inta, eps->intb] on `solver` (IntervalSettings from the EPS and the
 /// options), the EPS's solution arrays grown to hold them; `r` gets the pairs, ctx->last the rest. Collective.

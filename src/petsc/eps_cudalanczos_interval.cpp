@@ -11,28 +11,23 @@
 namespace {
 
 // What the solves in chunks (an interval, the threshold test; src/core/interval_solve.hpp) need: a matrix's
-// products in the Euclidean inner product (A, or for EPS_GHEP with STSHIFT and a diagonal B the congruent
-// B^-1/2 A B^-1/2, which set-up's ChooseCongruence then takes), the basis's first columns for the chunks'
-// own constraints (no deflation space), single-vector thick restart. `what` names the feature in the messages.
+// products in the Euclidean inner product (A, or for EPS_GHEP the congruent B^-1/2 A B^-1/2 of a diagonal
+// B, which set-up's ChooseCongruence has taken by now), the basis's first columns for the chunks' own
+// constraints (no deflation space), single-vector thick restart. `what` names the feature in the messages.
 PetscErrorCode CheckChunkedSolve(EPS eps, const char *what)
 {
-  EPS_CUDALANCZOS *ctx      = (EPS_CUDALANCZOS *)eps->data;
-  const MPI_Comm   comm     = PetscObjectComm((PetscObject)eps);
-  PetscBool        diagonal = PETSC_FALSE, isshift;
+  EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
+  const MPI_Comm   comm = PetscObjectComm((PetscObject)eps);
 
   PetscFunctionBegin;
-  if (eps->problem_type == EPS_GHEP) {
-    Mat B;
-    PetscCall(PetscObjectTypeCompare((PetscObject)eps->st, STSHIFT, &isshift));
-    PetscCall(STGetMatrix(eps->st, 1, &B));
-    if (isshift) PetscCall(EPSCUDALanczosIsDiagonal(B, &diagonal));
-  }
-  PetscCheck(eps->problem_type == EPS_HEP || diagonal, comm, PETSC_ERR_SUP,
-             "EPSCUDALANCZOS computes %s for standard Hermitian problems (EPS_HEP), and for EPS_GHEP with STSHIFT and a diagonal B (an AIJ "
-             "matrix with only its diagonal stored, solved as B^-1/2 A B^-1/2); for another generalized one use -eps_type krylovschur", what);
   PetscCheck(eps->nds == 0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS does not combine %s with a deflation space", what);
   PetscCheck(ctx->opt.variant == EPS_CUDALANCZOS_THICK_RESTART, comm, PETSC_ERR_SUP,
              "The thesis variant computes one eigenpair; %s needs -eps_cudalanczos_variant thick_restart", what);
+  // With no deflation space and thick restart, the congruence was not taken only for a B that is not
+  // diagonal or an ST other than STSHIFT.
+  PetscCheck(eps->problem_type == EPS_HEP || ctx->plan.congruence, comm, PETSC_ERR_SUP,
+             "EPSCUDALANCZOS computes %s for standard Hermitian problems (EPS_HEP), and for EPS_GHEP with STSHIFT and a diagonal B (an AIJ "
+             "matrix with only its diagonal stored, solved as B^-1/2 A B^-1/2); for another generalized one use -eps_type krylovschur", what);
   PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, comm, PETSC_ERR_SUP,
              "Solved with single-vector steps, %s needs -eps_cudalanczos_block_size unset or 1", what);
   PetscFunctionReturn(0);

@@ -45,14 +45,14 @@ PetscErrorCode CheckProblem(EPS eps)
              eps->isgeneralized ? "generalized non-Hermitian" : "non-Hermitian");
   EPSCheckUnsupported(eps, EPS_FEATURE_BALANCE | EPS_FEATURE_ARBITRARY | EPS_FEATURE_REGION | EPS_FEATURE_EXTRACTION | EPS_FEATURE_TWOSIDED);
   // The driver ends at nev converged pairs (or a user's test says stop); the threshold test (EPSSetThreshold,
-  // SLEPc >= 3.26 here) runs in chunks of nev until a value beyond it converges (EPSCUDALanczosCheckThreshold).
-  // Any other stopping test would be met at nev and return too few pairs without saying so.
+  // SLEPc >= 3.26 here) runs in chunks of nev until a value beyond it converges (its own checks follow the
+  // congruence's choice, in EPSSetUp). Any other stopping test would be met at nev and return too few pairs
+  // without saying so.
   PetscCheck(eps->stop == EPS_STOP_BASIC || eps->stop == EPS_STOP_USER || EPSCUDALanczosThresholdTest(eps), PetscObjectComm((PetscObject)eps),
              PETSC_ERR_SUP,
              "EPSCUDALANCZOS supports the basic stopping test (nev pairs or max_it), a user's (EPSSetStoppingTestFunction) and, with SLEPc 3.26 "
              "or later, the threshold test (EPSSetThreshold), not EPSStop %d; use -eps_type krylovschur for it, or ask for nev pairs",
              (int)eps->stop);
-  if (EPSCUDALanczosThresholdTest(eps)) PetscCall(EPSCUDALanczosCheckThreshold(eps));
   PetscFunctionReturn(0);
 }
 
@@ -412,8 +412,10 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   const PetscInt nds = PetscAbsInt(eps->nds), neff = eps->n - nds;
   PetscCheck(neff >= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,
              "The deflation space (%" PetscInt_FMT " vectors) leaves nothing of the problem's %" PetscInt_FMT " dimensions", nds, eps->n);
-  PetscCall(ChooseWhich(eps));
+  // The congruence first: an interval's and the threshold test's checks read whether it was taken.
   PetscCall(ChooseCongruence(eps, nds, &isshift));
+  PetscCall(ChooseWhich(eps));
+  if (EPSCUDALanczosThresholdTest(eps)) PetscCall(EPSCUDALanczosCheckThreshold(eps));
   ctx->plan.block_eff  = ctx->opt.block_size == PETSC_DEFAULT ? 1 : ctx->opt.block_size;
   ctx->plan.block_auto = PETSC_FALSE;
   if (ctx->opt.variant == EPS_CUDALANCZOS_THESIS) PetscCall(PlanThesis(eps, neff));

@@ -184,6 +184,14 @@ protected:
   static const Laplacian3d lap_;
   static std::vector<double> all_;
   Op op() const { return [](const Scalar *x, Scalar *y) { lap_.matvec(x, y); }; }
+  /// The threshold solves' settings: chunks of 8 largest pairs in 24 columns.
+  static Settings threshold_settings()
+  {
+    Settings s;
+    s.which = Which::LargestAlgebraic;
+    s.nev = 8, s.ncv = 24, s.tol = 1e-10, s.max_it = 500;
+    return s;
+  }
 };
 const Laplacian3d IntervalSolve3dLaplacian::lap_{9, 10, 11};
 std::vector<double> IntervalSolve3dLaplacian::all_;
@@ -248,11 +256,8 @@ TEST(IntervalSolve, BadSettingsAreRefused)
 
 TEST_F(IntervalSolve3dLaplacian, ThresholdTakesEveryEigenvalueAboveIt)
 {
-  const int n = lap_.n();
-  HostBackend backend(n, n, 0, op());
-  Settings s;
-  s.which = Which::LargestAlgebraic;
-  s.nev = 8, s.ncv = 24, s.tol = 1e-10, s.max_it = 500;
+  HostBackend backend(lap_.n(), lap_.n(), 0, op());
+  const Settings s = threshold_settings();
   const double t = 10.6;
   const Result r = solve_to_threshold(backend, s, {}, t);
   std::vector<double> expected;
@@ -268,11 +273,8 @@ TEST_F(IntervalSolve3dLaplacian, ThresholdTakesEveryEigenvalueAboveIt)
 // MaxIterations and room_exhausted, and every pair it returns is beyond the threshold and correct.
 TEST_F(IntervalSolve3dLaplacian, ThresholdBeyondTheRoomSaysSo)
 {
-  const int n = lap_.n();
-  HostBackend backend(n, n, 0, op());
-  Settings s;
-  s.which = Which::LargestAlgebraic;
-  s.nev = 8, s.ncv = 24, s.tol = 1e-10, s.max_it = 500;
+  HostBackend backend(lap_.n(), lap_.n(), 0, op());
+  const Settings s = threshold_settings();
   const double t = 9.0; // far more than 16 eigenvalues above it
   const Result r = solve_to_threshold(backend, s, {}, t, false, basis_columns_needed(s) + 16);
   EXPECT_EQ(r.reason, Reason::MaxIterations);

@@ -12,7 +12,6 @@
 #include "core/driver/driver.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 namespace cudalanczos::detail {
@@ -104,14 +103,13 @@ bool Driver::end_early(int e)
 // of column e-1 to the residual direction v_e).
 RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
 {
-  const auto t0 = std::chrono::steady_clock::now();
   const int na = e - locked;
-  std::vector<double> A(static_cast<std::size_t>(na) * na);
-  for (int jj = 0; jj < na; ++jj)
-    for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-  RitzPairs rp = detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
-  projected_.add(na, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return rp;
+  return projected_.time(na, [&] {
+    std::vector<double> A(static_cast<std::size_t>(na) * na);
+    for (int jj = 0; jj < na; ++jj)
+      for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
+    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
+  });
 }
 
 // The leading converged Ritz pairs of the active block (in the order of `which`, stopping at the first
