@@ -307,6 +307,13 @@ PetscErrorCode EPSCUDALanczosPETScStream(void **stream);
 PetscErrorCode EPSCUDALanczosOrderAfterPETSc(void *consumer, int device);
 #endif
 
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+/// Whether the returned vectors' BV gets `columns` VECCUDA columns on the solve's GPU although the Mat makes
+/// host vectors: a standard problem without deflation vectors solved by the CUDA backend on PETSc's own
+/// device, where these columns and a basis of ncv take at most half of its free memory. Collective.
+PetscErrorCode EPSCUDALanczosReturnOnDevice(EPS eps, PetscInt columns, PetscBool *use);
+#endif
+
 /// The BV's columns to and from a solve's backend (bv_columns.cpp): device to device where a column is in
 /// device memory on the backend's `device` and the backend takes it (`on_device`: a CUDA backend), ordered
 /// with PETSc's stream; through the host otherwise.

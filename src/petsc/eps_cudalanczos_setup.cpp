@@ -319,6 +319,38 @@ PetscErrorCode PlanThickRestart(EPS eps, PetscInt neff, PetscBool isshift)
   PetscFunctionReturn(0);
 }
 
+// The returned vectors on the solve's GPU where the Mat makes host vectors (a host-assembled Mat on a CUDA
+// PETSc): a BV of host columns is allocated and zeroed by every new EPS, and the vectors would cross to the
+// host in every solve, whether or not the program reads them; VECCUDA columns are copied into device to
+// device, and EPSGetEigenvector copies one to a host Vec when asked (VecCopy). Only for a BV without a
+// layout yet, sized here as EPSAllocateSolution would, but from a VECCUDA template (MatCreateVecsEmpty
+// gives a host Mat's type, whatever MatSetVecType said).
+PetscErrorCode PlaceReturnedColumns(EPS eps, PetscInt cols)
+{
+  PetscFunctionBegin;
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+  Vec         t;
+  PetscBool   host_type, use;
+  PetscMPIInt size;
+
+  PetscCall(STMatCreateVecsEmpty(eps->st, &t, nullptr));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)t, &host_type, VECSEQ, VECMPI, VECSTANDARD, ""));
+  PetscCall(VecDestroy(&t));
+  if (!host_type) PetscFunctionReturn(0);
+  PetscCall(EPSCUDALanczosReturnOnDevice(eps, cols, &use));
+  if (!use) PetscFunctionReturn(0);
+  if (!((PetscObject)eps->V)->type_name) PetscCall(BVSetType(eps->V, BVMAT)); // EPSAllocateSolution's default
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
+  if (size > 1) PetscCall(VecCreateMPIWithArrayAndMemType(PetscObjectComm((PetscObject)eps), PETSC_MEMTYPE_CUDA, 1, eps->nloc, eps->n, nullptr, &t));
+  else PetscCall(VecCreateSeqWithArrayAndMemType(PetscObjectComm((PetscObject)eps), PETSC_MEMTYPE_CUDA, 1, eps->n, nullptr, &t));
+  PetscCall(BVSetSizesFromVec(eps->V, t, cols));
+  PetscCall(VecDestroy(&t));
+#else
+  (void)eps, (void)cols;
+#endif
+  PetscFunctionReturn(0);
+}
+
 // The solution's storage: eigr, eigi, errest and perm for the ncv values a solve may return, and a BV for
 // the returned vectors only (nev columns, or the initial space's, grown by the solve when more pairs
 // converge), never shrunk. The Lanczos basis lives in the backend: SLEPc's EPSAllocateSolution would give
@@ -346,6 +378,8 @@ PetscErrorCode AllocateSolution(EPS eps)
   if (eps->V) PetscCall(BVGetNumConstraints(eps->V, &constraints));
   if (eps->nds || constraints) cols = ncv;
   cols = PetscMin(PetscMax(cols, current), eps->n);
+  if (!eps->V) PetscCall(EPSGetBV(eps, &eps->V));
+  if (!current) PetscCall(PlaceReturnedColumns(eps, cols));
   eps->ncv = cols; // what EPSAllocateSolution sizes the BV (and eigr) by
   ierr     = EPSAllocateSolution(eps, 0);
   eps->ncv = ncv;

@@ -159,6 +159,43 @@ PetscErrorCode STAppliesOnDevice(EPS eps, const STOperator &hostop, int device, 
 } // namespace
 #endif
 
+#if defined(CUDALANCZOS_PETSC_STREAMS)
+PetscErrorCode EPSCUDALanczosReturnOnDevice(EPS eps, PetscInt columns, PetscBool *use)
+{
+  EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
+  int              count = 0, device = 0;
+  PetscBool        shared, ok;
+
+  PetscFunctionBegin;
+  PetscCallCXX(count = cudalanczos::cuda::device_count());
+  ok = ctx->opt.backend != EPS_CUDALANCZOS_BACKEND_HOST && count > 0 && ctx->opt.device < count && !eps->isgeneralized && !eps->nds
+         ? PETSC_TRUE
+         : PETSC_FALSE;
+  if (ok) {
+    PetscDeviceContext dctx;
+    PetscDeviceType    type;
+    PetscDevice        petsc_device;
+    PetscInt           id = -1;
+    std::size_t        free_bytes = 0, total_bytes = 0;
+
+    PetscCall(PickDevice(eps, count, &device, &shared));
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+    if (type == PETSC_DEVICE_CUDA) {
+      PetscCall(PetscDeviceContextGetDevice(dctx, &petsc_device));
+      PetscCall(PetscDeviceGetDeviceId(petsc_device, &id));
+    }
+    // the columns and the basis of ncv, with room left for the basis to grow and the work columns
+    const double bytes = static_cast<double>(columns + eps->ncv) * static_cast<double>(eps->nloc) * sizeof(PetscScalar);
+    if (id == device) PetscCallCXX(cudalanczos::cuda::device_memory(device, &free_bytes, &total_bytes));
+    ok = id == device && bytes <= 0.5 * static_cast<double>(free_bytes) ? PETSC_TRUE : PETSC_FALSE;
+  }
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ok, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
+  *use = ok;
+  PetscFunctionReturn(0);
+}
+#endif
+
 PetscErrorCode EPSCUDALanczosWarmUp(EPS eps)
 {
   PetscFunctionBegin;
