@@ -30,7 +30,15 @@ int Driver::extend_partial(int start, int m, bool &exhausted, double &beta)
   exhausted = false;
   bool full_next = true;
   const bool looks = end_early(-1);
-  const auto chunk_end = [&](int j) { return hinted(j, std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m})); };
+  // With many pairs (mpd bounds the cycle, or the kept and locked vectors outnumber the cycle's new
+  // steps), every partial step passes over hundreds of vectors: it costs about what a full pass costs,
+  // and so does each step run past one that needed a full pass, while a host round trip per step costs
+  // next to nothing. Chunks of one step then, none discarded. Not where the cycle may end early: its
+  // looks come at chunk ends.
+  const bool single = !looks && (lds_ < cap_ || 2 * start >= m);
+  const auto chunk_end = [&](int j) {
+    return single ? j + 1 : hinted(j, std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m}));
+  };
   bool queued = false; // the steps from j were queued before the last look (look_ahead)
   for (int j = start; j < m && !exhausted;) {
     if (full_next) {
