@@ -53,6 +53,10 @@ public:
     ++rotate_calls;
     timed(rotate_s, [&] { b_.rotate_from(first, k, m, Q, ldq); });
   }
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    return b_.projected_eigen(n, S, lds, w, Z, ldz);
+  }
   void expand(int first, int last, double anorm, StepRecord *records) override
   {
     ++step_calls;

@@ -66,6 +66,10 @@ public:
   void combine(int first, int k, const Scalar *coef, int dst) override;
   void rotate(int k, int m, const Scalar *Q, int ldq) override { rotate_from(0, k, m, Q, ldq); }
   void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override;
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    return inner_.projected_eigen(n, S, lds, w, Z, ldz);
+  }
   void copy_column(int src, int dst) override;
 
   // expand, expand_partial, queue_steps, collect_steps, cancel_steps and project_block: Backend's

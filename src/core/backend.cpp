@@ -55,6 +55,8 @@ void Backend::project_with(int first, int k, int col, int with, Scalar *out)
   out[k] = conj_of(pair[0]);
 }
 
+bool Backend::projected_eigen(int, const double *, int, double *, double *, int) { return false; }
+
 void Backend::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
 {
   if (first < 0 || m < 0 || m > k || ldq < k) throw Error(name() + " backend: rotate_from needs first >= 0 and m <= k <= ldq");

@@ -176,6 +176,13 @@ public:
   /// v_dst = v_src.
   virtual void copy_column(int src, int dst) = 0;
 
+  /// The eigen-decomposition of a thick restart's projected matrix where the backend has a faster
+  /// dense eigensolver than the driver's host one: S (n x n, column-major, lds >= n; lower triangle read,
+  /// left unchanged) gives w ascending and Z (n x n, ldz >= n) its orthonormal eigenvectors, as
+  /// symmetric_eigen. Returns false where the backend offers none for this order (the default): the
+  /// driver then solves it on the host.
+  virtual bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz);
+
   /// Lanczos steps j = first .. last-1 with full reorthogonalization, the driver's inner loop as one
   /// call. Step j, with w the column j+1 and L = {j-1, j} (L = {0} at j = 0) the three-term window:
   ///   w = A v_j;  g = V[:, L]^H w;  w -= V[:, L] g;                 (the recurrence: removes alpha_j v_j

@@ -63,6 +63,10 @@ public:
   void combine(int first, int k, const Scalar *coef, int dst) override { inner_.combine(first + d_, k, coef, dst + d_); }
   void rotate(int k, int m, const Scalar *Q, int ldq) override { rotate_from(0, k, m, Q, ldq); }
   void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override { inner_.rotate_from(first + d_, k, m, Q, ldq); }
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    return inner_.projected_eigen(n, S, lds, w, Z, ldz);
+  }
   void copy_column(int src, int dst) override { inner_.copy_column(src + d_, dst + d_); }
 
   void expand(int first, int last, double anorm, StepRecord *records) override { inner_.expand(first + d_, last + d_, anorm, records); }

@@ -212,7 +212,7 @@ RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, st
 }
 
 RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
-                     const std::function<double(const Scalar *y_tail)> &residual)
+                     const std::function<double(const Scalar *y_tail)> &residual, Backend *dense)
 {
   if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
   RitzPairs rp;
@@ -223,10 +223,13 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
 #if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
   // Real eigenvectors (A is real symmetric), into the Scalars that rotate() and combine() take.
   std::vector<double> Y(rp.Y.size());
-  symmetric_eigen(na, A.data(), na, rp.w.data(), Y.data(), std::max(rp.rows, 1), rp.rows);
-  std::copy(Y.begin(), Y.end(), rp.Y.begin());
 #else
-  symmetric_eigen(na, A.data(), na, rp.w.data(), rp.Y.data(), std::max(rp.rows, 1), rp.rows);
+  std::vector<double> &Y = rp.Y;
+#endif
+  const bool on_backend = vectors && dense && na > 0 && dense->projected_eigen(na, A.data(), na, rp.w.data(), Y.data(), na);
+  if (!on_backend) symmetric_eigen(na, A.data(), na, rp.w.data(), Y.data(), std::max(rp.rows, 1), rp.rows);
+#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
+  std::copy(Y.begin(), Y.end(), rp.Y.begin());
 #endif
   order_and_residuals(s, c, tail, rp, residual);
   return rp;

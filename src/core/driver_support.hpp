@@ -3,6 +3,7 @@
 // certificate, and what the end of a cycle decides (end_cycle). Internal to src/core.
 #pragma once
 
+#include "core/backend.hpp"
 #include "core/solve_types.hpp"
 
 #include <algorithm>
@@ -117,9 +118,10 @@ inline int restart_keep(double restart, int unconverged, int missing, bool bound
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta
 /// y_last, or R times the last block). With vectors, Y holds the whole vectors (na x na); without, only
 /// their last `tail` rows (tail x na), which costs O(na^2 tail) instead of O(na^3): for the looks
-/// inside a cycle, which need the values and the residuals only.
+/// inside a cycle, which need the values and the residuals only. With vectors, `dense` (the solve's
+/// backend) solves it where it offers a faster eigensolver for this order (Backend::projected_eigen).
 RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
-                     const std::function<double(const Scalar *y_tail)> &residual);
+                     const std::function<double(const Scalar *y_tail)> &residual, Backend *dense = nullptr);
 
 /// The same for a Hermitian A of Scalars (the block driver's projected matrix, whose blocks are complex
 /// in the complex build: hermitian_eigen there; in the real build the same as ritz_pairs).

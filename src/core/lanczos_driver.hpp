@@ -1,7 +1,8 @@
 // The Lanczos driver's entry points: thick-restart Lanczos with locking and full or partial
 // reorthogonalization (the default), and the thesis's plain Lanczos (Algorithms 2-4). It knows neither
 // PETSc nor CUDA: long vectors live in a Backend (backend.hpp); the small projected problem is solved
-// here, on the host, with our own implicit QR (symmetric_eigen.hpp). What a solve takes and gives is in
+// here, on the host, with our own implicit QR (symmetric_eigen.hpp), or by the backend where it offers a
+// faster dense eigensolver for a restart's (Backend::projected_eigen). What a solve takes and gives is in
 // solve_types.hpp.
 #pragma once
 

@@ -21,6 +21,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
+#include "cuda/projected_eigen.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -368,6 +369,15 @@ public:
       for (int j = p + 1; j < m && unit; ++j) unit = Q[p + static_cast<std::size_t>(j) * ldq] == 0.0;
     }
     if (m > p) rotate_from(p, k - p, m - p, Q + p + static_cast<std::size_t>(p) * ldq, ldq);
+  }
+
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    if (n < kDeviceProjectedOrder) return false;
+    ScopedDevice guard(device_);
+    if (!projected_) projected_ = std::make_unique<ProjectedEigen>(stream_.get());
+    projected_->solve(n, S, lds, w, Z, ldz);
+    return true;
   }
 
   void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override
@@ -839,6 +849,7 @@ private:
   PinnedBuffer<double> host_records_;
   PinnedBuffer<Scalar> host_x_, host_y_; // the host-apply fallback
   DeviceBuffer<Scalar> filter_w_, filter_a_, filter_b_; // apply_filter: A T_k x and two Chebyshev vectors (grow-only)
+  std::unique_ptr<ProjectedEigen> projected_;          // projected_eigen's cuSOLVER handle and workspaces (made at first use)
 };
 
 } // namespace

@@ -1,10 +1,10 @@
-// One checking macro family for every CUDA runtime, cuBLAS and cuSPARSE call (RAFT's RAFT_CUDA_TRY).
+// One checking macro family for every CUDA runtime, cuBLAS, cuSPARSE and cuSOLVER call (RAFT's RAFT_CUDA_TRY).
 //
 //   CUDALANCZOS_CHECK(call)          throws cudalanczos::Error("file:line: call: library message")
 //   CUDALANCZOS_CHECK_LAUNCH()       the same for the kernel launch just made (cudaGetLastError)
 //   CUDALANCZOS_CHECK_NOTHROW(call)  for destructors: prints the same text to stderr and carries on
 //
-// The status type picks the overload, so one macro serves the three libraries. Device allocations
+// The status type picks the overload, so one macro serves the four libraries. Device allocations
 // go through device_allocate() (device_buffer.hpp), which adds the requested and free byte counts to
 // an out-of-memory message: "out of memory" alone does not tell a user whether to shrink ncv or n.
 #pragma once
@@ -13,6 +13,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cusolverDn.h>
 #include <cusparse.h>
 
 #include <cstdio>
@@ -34,7 +35,10 @@ inline std::string status_message(cusparseStatus_t s)
   return std::string("cuSPARSE ") + cusparseGetErrorName(s) + " (" + cusparseGetErrorString(s) + ")";
 }
 
+inline std::string status_message(cusolverStatus_t s) { return "cuSOLVER status " + std::to_string(static_cast<int>(s)); }
+
 inline bool is_success(cudaError_t s) { return s == cudaSuccess; }
+inline bool is_success(cusolverStatus_t s) { return s == CUSOLVER_STATUS_SUCCESS; }
 inline bool is_success(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
 inline bool is_success(cusparseStatus_t s) { return s == CUSPARSE_STATUS_SUCCESS; }
 

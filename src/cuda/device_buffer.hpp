@@ -173,6 +173,9 @@ struct DestroyCublas {
 struct DestroyCusparse {
   void operator()(cusparseHandle_t h) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusparseDestroy(h)); }
 };
+struct DestroyCusolver {
+  void operator()(cusolverDnHandle_t h) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusolverDnDestroy(h)); }
+};
 struct DestroySpMat {
   void operator()(cusparseSpMatDescr_t d) const noexcept { CUDALANCZOS_CHECK_NOTHROW(cusparseDestroySpMat(d)); }
 };
@@ -185,6 +188,7 @@ using Stream = UniqueHandle<cudaStream_t, detail::DestroyStream>;
 using Event = UniqueHandle<cudaEvent_t, detail::DestroyEvent>;
 using CublasHandle = UniqueHandle<cublasHandle_t, detail::DestroyCublas>;
 using CusparseHandle = UniqueHandle<cusparseHandle_t, detail::DestroyCusparse>;
+using CusolverHandle = UniqueHandle<cusolverDnHandle_t, detail::DestroyCusolver>;
 using CusparseSpMat = UniqueHandle<cusparseSpMatDescr_t, detail::DestroySpMat>;
 using CusparseDnVec = UniqueHandle<cusparseDnVecDescr_t, detail::DestroyDnVec>;
 

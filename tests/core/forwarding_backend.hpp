@@ -33,6 +33,10 @@ public:
   void combine(int first, int k, const Scalar *coef, int dst) override { b_.combine(first, k, coef, dst); }
   void rotate(int k, int m, const Scalar *Q, int ldq) override { b_.rotate(k, m, Q, ldq); }
   void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override { b_.rotate_from(first, k, m, Q, ldq); }
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    return b_.projected_eigen(n, S, lds, w, Z, ldz);
+  }
   void copy_column(int src, int dst) override { b_.copy_column(src, dst); }
 
 protected:

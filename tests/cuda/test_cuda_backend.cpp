@@ -7,7 +7,9 @@
 #include "core/b_inner_product_backend.hpp"
 #include "core/constrained_backend.hpp"
 #include "core/lanczos_driver.hpp"
+#include "core/symmetric_eigen.hpp"
 #include "cuda/kernels.cuh"
+#include "cuda/projected_eigen.hpp"
 #include "cuda_test_support.hpp"
 #include "host/host_backend.hpp"
 
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <tuple>
 
@@ -512,6 +515,62 @@ TEST_P(CudaBackendOps, RotateFromIsEquivalentToRef)
   const std::vector<Scalar> Q(9, 1.0);
   EXPECT_THROW(cuda_->rotate_from(cols - 2, 3, 2, Q.data(), 3), Error); // first + k beyond the basis
   EXPECT_THROW(host_->rotate_from(cols - 2, 3, 2, Q.data(), 3), Error);
+}
+
+TEST_P(CudaBackendOps, ProjectedEigenIsEquivalentToRef)
+{
+  // The projected problem on the device (cuSOLVER) against the driver's host solver, symmetric_eigen: the
+  // same eigenvalues, and orthonormal eigenvectors with residuals at rounding level, on a random symmetric
+  // matrix (odd orders among them) and on a thick restart's arrowhead whose coupling to the tridiagonal
+  // tail is planted at 0 (beta = 0: two blocks, the arrow's diagonal with a repeated value). Below
+  // kDeviceProjectedOrder the backend declines, as the host one always does.
+  using cudalanczos::cuda::kDeviceProjectedOrder;
+  std::vector<double> w(4), Z(16);
+  const std::vector<double> small(16, 1.0);
+  EXPECT_FALSE(host_->projected_eigen(4, small.data(), 4, w.data(), Z.data(), 4));
+  EXPECT_FALSE(cuda_->projected_eigen(4, small.data(), 4, w.data(), Z.data(), 4));
+  for (const int n : {kDeviceProjectedOrder, kDeviceProjectedOrder + 1, 2 * kDeviceProjectedOrder - 11})
+    for (const bool arrow : {false, true}) {
+      SCOPED_TRACE("order " + std::to_string(n) + (arrow ? ", arrowhead with a zero coupling" : ", random"));
+      const int lds = n + 3, ldz = n + 2;
+      std::mt19937_64 gen(90 + n);
+      std::uniform_real_distribution<double> uniform(-1, 1);
+      std::vector<double> S(static_cast<std::size_t>(lds) * n, 0.0);
+      const auto at = [&](int i, int j) -> double & { return S[i + static_cast<std::size_t>(j) * lds]; };
+      const int kept = n / 3;
+      for (int j = 0; j < n; ++j)
+        for (int i = j; i < n; ++i) {
+          double v = uniform(gen);
+          if (arrow) v = i == j ? (j < kept ? std::floor(4 * v) : v) : (j < kept && i == kept) || (j >= kept && i == j + 1) ? v : 0.0;
+          if (arrow && j == kept - 1 && i == kept) v = 0.0; // the planted zero coupling
+          at(i, j) = at(j, i) = v;
+        }
+      const std::vector<double> S0 = S;
+      std::vector<double> w_ref(static_cast<std::size_t>(n)), Z_ref(static_cast<std::size_t>(n) * n), w_dev(w_ref.size()),
+          Z_dev(static_cast<std::size_t>(ldz) * n);
+      std::vector<double> S_host = S;
+      cudalanczos::symmetric_eigen(n, S_host.data(), lds, w_ref.data(), Z_ref.data(), n);
+      ASSERT_TRUE(cuda_->projected_eigen(n, S.data(), lds, w_dev.data(), Z_dev.data(), ldz));
+      EXPECT_EQ(S, S0) << "S is read only";
+      double snorm = 0;
+      for (double x : S0) snorm = std::max(snorm, std::abs(x) * n); // a bound on ||S||_2
+      const double tol = 64 * n * eps * snorm;
+      for (int j = 0; j < n; ++j) {
+        ASSERT_LE(std::abs(w_dev[j] - w_ref[j]), tol) << "eigenvalue " << j;
+        if (j) ASSERT_LE(w_dev[j - 1], w_dev[j] + tol) << "ascending (copies of a value in any order)";
+        const double *z = Z_dev.data() + static_cast<std::size_t>(j) * ldz;
+        for (int i = 0; i < n; ++i) { // ||S z - w z||, row by row
+          double r = -w_dev[j] * z[i];
+          for (int l = 0; l < n; ++l) r += S0[i + static_cast<std::size_t>(l) * lds] * z[l];
+          ASSERT_LE(std::abs(r), tol) << "residual of pair " << j << ", row " << i;
+        }
+        for (int k = 0; k <= j; ++k) { // Z^T Z = I
+          double d = 0;
+          for (int i = 0; i < n; ++i) d += z[i] * Z_dev[i + static_cast<std::size_t>(k) * ldz];
+          ASSERT_LE(std::abs(d - (k == j ? 1.0 : 0.0)), 64 * n * eps) << "columns " << k << ", " << j;
+        }
+      }
+    }
 }
 
 TEST_P(CudaBackendOps, RotateWithLockedColumnsIsEquivalentToRef)

@@ -108,7 +108,7 @@ RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
     std::vector<double> A(static_cast<std::size_t>(na) * na);
     for (int jj = 0; jj < na; ++jj)
       for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); });
+    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); }, &b_);
   });
 }
 
