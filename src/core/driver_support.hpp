@@ -77,8 +77,8 @@ struct RitzPairs {
   std::vector<int> order;
 };
 
-/// The projected problems a thick-restart solve diagonalized on the host: how many, the largest order,
-/// the wall time (Result::projected_*).
+/// The projected problems a thick-restart solve diagonalized (on the host, or by the backend): how many,
+/// the largest order, the wall time (Result::projected_*).
 struct ProjectedTime {
   int solves = 0, order = 0;
   double seconds = 0;

@@ -152,7 +152,7 @@ struct Result {
   // The projected problems (thick restart): the host's share of each restart, which Settings::mpd bounds.
   int projected_solves = 0;        ///< eigen-decompositions of a cycle's active block, looks inside a cycle included
   int projected_order = 0;         ///< the largest order among them
-  double projected_seconds = 0.0;  ///< their wall time on the host
+  double projected_seconds = 0.0;  ///< their wall time (the backend's, Backend::projected_eigen, included)
   int block_size = 1;              ///< vectors per step of the solve (1 where the block variant fell back)
   int scale_exponent = 0;          ///< the solve ran on 2^scale_exponent A (0: unscaled; Settings::norm_estimate)
   double norm_estimate = 0.0;      ///< the ||A|| estimate the scale was chosen from (given, or measured; 0: none)

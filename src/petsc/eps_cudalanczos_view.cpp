@@ -151,7 +151,7 @@ PetscErrorCode ViewAdaptations(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve kept 50%% of the unconverged Ritz vectors after a stall: four restarts did not lower the leading error\n"));
   if (ctx->plan.ncv_limit > eps->ncv) PetscCall(PetscViewerASCIIPrintf(viewer, "  basis size when the last solve ended: %d columns\n", r.ncv_used));
   if (r.projected_solves > 0)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  projected problems: %d solved on the host in %g s, of order %d at most (mpd bounds it)\n", r.projected_solves,
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  projected problems: %d solved in %g s (on the GPU from order 256 where the solve runs there), of order %d at most (mpd bounds it)\n", r.projected_solves,
                                      r.projected_seconds, r.projected_order));
   if (ctx->plan.block_eff > 1 && r.block_size != ctx->plan.block_eff)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  the last solve took single-vector steps: ncv + block size exceeds the problem size\n"));
