@@ -40,6 +40,8 @@ export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -f "$carry/petsc-libs.tar.xz" ]; then
   mkdir -p "$out/petsc-libs" && tar -C "$out/petsc-libs" -xJf "$carry/petsc-libs.tar.xz" || exit 2
   export LD_LIBRARY_PATH="$(cd "$out/petsc-libs" && pwd):$LD_LIBRARY_PATH"
+  # A CUDA PETSc stops in PetscInitialize under an MPI that is not CUDA-aware (Debian's Open MPI) unless told
+  export PETSC_OPTIONS="${PETSC_OPTIONS:+$PETSC_OPTIONS }-use_gpu_aware_mpi 0"
 fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
 plugin=$carry/libslepccudalanczos.so
