@@ -224,6 +224,7 @@ public:
                                           &block_coef_, &filter_w_, &filter_a_, &filter_b_})
       total += b->bytes();
     for (const DeviceBuffer<double> *b : {&partials_, &after_, &records_}) total += b->bytes();
+    if (projected_) total += projected_->device_bytes();
     return total;
   }
 

@@ -21,6 +21,8 @@ public:
   /// As symmetric_eigen: S (n x n, lds >= n, lower triangle read) gives w ascending and Z (n x n,
   /// ldz >= n) its orthonormal eigenvectors. Waits for the result (the driver needs it on the host).
   void solve(int n, const double *S, int lds, double *w, double *Z, int ldz);
+  /// The device memory its workspaces hold (the backend's -eps_view line counts it).
+  std::size_t device_bytes() const { return a_.bytes() + w_.bytes() + work_.bytes() + info_.bytes(); }
 
 private:
   cudaStream_t stream_;
