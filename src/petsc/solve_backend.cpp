@@ -26,6 +26,13 @@ namespace {
 
 using namespace cudalanczos; // PETSc's arrays (host and device) go to the backend as they are: see eps_cudalanczos_impl.hpp
 
+// EPSCUDALanczosUseCUDA's choice on this rank, without its errors (the solve raises those where it always
+// did), for the set-up's decisions: a backend other than host, and a device to pick among `count`.
+bool WouldUseCUDA(const EPS_CUDALANCZOS *ctx, int count)
+{
+  return ctx->opt.backend != EPS_CUDALANCZOS_BACKEND_HOST && count > 0 && ctx->opt.device < count;
+}
+
 // Node-local rank modulo the device count, unless the user chose a device.
 PetscErrorCode PickDevice(EPS eps, int count, int *device, PetscBool *shared)
 {
@@ -168,9 +175,7 @@ PetscErrorCode EPSCUDALanczosReturnOnDevice(EPS eps, PetscInt columns, PetscBool
 
   PetscFunctionBegin;
   PetscCallCXX(count = cudalanczos::cuda::device_count());
-  ok = ctx->opt.backend != EPS_CUDALANCZOS_BACKEND_HOST && count > 0 && ctx->opt.device < count && !eps->isgeneralized && !eps->nds
-         ? PETSC_TRUE
-         : PETSC_FALSE;
+  ok = WouldUseCUDA(ctx, count) && !eps->isgeneralized && !eps->nds ? PETSC_TRUE : PETSC_FALSE;
   if (ok) {
     PetscDeviceContext dctx;
     PetscDeviceType    type;
@@ -203,9 +208,8 @@ PetscErrorCode EPSCUDALanczosWarmUp(EPS eps)
   EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
   int              count = 0, device = 0;
   PetscBool        use, shared;
-  // EPSCUDALanczosUseCUDA's choice without its errors, which the solve raises where it always did
   PetscCallCXX(count = cudalanczos::cuda::device_count());
-  use = ctx->opt.backend != EPS_CUDALANCZOS_BACKEND_HOST && count > 0 && ctx->opt.device < count ? PETSC_TRUE : PETSC_FALSE;
+  use = WouldUseCUDA(ctx, count) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &use, 1, CUDALANCZOS_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)eps)));
   if (!use) PetscFunctionReturn(0);
   PetscCall(PickDevice(eps, count, &device, &shared));

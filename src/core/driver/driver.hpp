@@ -79,6 +79,8 @@ private:
   // thick_restart.cpp: thick restart with locking.
   Result thick_restart();
   int cycle_end() const;
+  /// Whether Settings::mpd bounds the cycle below the basis (more pairs wanted than a cycle holds).
+  bool mpd_bounds() const { return lds_ < cap_; }
   int extend_cycle(bool &exhausted);
   bool end_early(int e);
   RitzPairs ritz_pairs(int locked, int e, double b, bool vectors = true);

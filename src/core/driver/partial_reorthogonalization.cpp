@@ -35,7 +35,7 @@ int Driver::extend_partial(int start, int m, bool &exhausted, double &beta)
   // and so does each step run past one that needed a full pass, while a host round trip per step costs
   // next to nothing. Chunks of one step then, none discarded. Not where the cycle may end early: its
   // looks come at chunk ends.
-  const bool single = !looks && (lds_ < cap_ || 2 * start >= m);
+  const bool single = !looks && (mpd_bounds() || 2 * start >= m);
   const auto chunk_end = [&](int j) {
     return single ? j + 1 : hinted(j, std::min({m, j + chunk_, looks ? j + std::max(2, (j - start) / 3) : m}));
   };

@@ -206,7 +206,7 @@ int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
 {
   if (d.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
   if (d.inject) return newconv;
-  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv, lds_ < cap_)});
+  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv, mpd_bounds())});
 }
 
 // V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the locked columns stay.
