@@ -403,7 +403,8 @@ private:
   }
 
   // The Ritz pairs of the active block H[locked:e, locked:e], with residuals ||R y_last|| (R: the
-  // coupling of the last block to the residual block at e).
+  // coupling of the last block to the residual block at e); on the backend where it has the faster
+  // eigensolver (Backend::projected_eigen: with many pairs the order is mpd, hundreds, every restart).
   RitzPairs ritz_pairs(int locked, int e)
   {
     const int na = e - locked;
@@ -419,7 +420,7 @@ private:
           r2 += abs2(t);
         }
         return std::sqrt(r2);
-      });
+      }, &b_);
     });
   }
 

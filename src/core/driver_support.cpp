@@ -192,12 +192,13 @@ void order_and_residuals(const Settings &s, const Callbacks &c, int tail, RitzPa
 } // namespace
 
 RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, std::vector<Scalar> A, int tail, bool vectors,
-                               const std::function<double(const Scalar *y_tail)> &residual)
+                               const std::function<double(const Scalar *y_tail)> &residual, Backend *dense)
 {
 #if !(defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX)
-  return ritz_pairs(s, c, na, std::move(A), tail, vectors, residual);
+  return ritz_pairs(s, c, na, std::move(A), tail, vectors, residual, dense);
 #else
   {
+    (void)dense; // Backend::projected_eigen is real symmetric
     if (tail < 0 || tail > na) throw Error("ritz_pairs: tail " + std::to_string(tail) + " outside 0.." + std::to_string(na));
     RitzPairs rp;
     rp.na = na;

@@ -124,9 +124,10 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
                      const std::function<double(const Scalar *y_tail)> &residual, Backend *dense = nullptr);
 
 /// The same for a Hermitian A of Scalars (the block driver's projected matrix, whose blocks are complex
-/// in the complex build: hermitian_eigen there; in the real build the same as ritz_pairs).
+/// in the complex build: hermitian_eigen on the host there; in the real build ritz_pairs, `dense`
+/// included).
 RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, std::vector<Scalar> A, int tail, bool vectors,
-                               const std::function<double(const Scalar *y_tail)> &residual);
+                               const std::function<double(const Scalar *y_tail)> &residual, Backend *dense = nullptr);
 
 /// The worst wanted value so far (key of the nev-th best locked value) and the slack within which a
 /// complement value counts as a copy of it: what a verification round compares with.

@@ -87,9 +87,10 @@ struct EPSCUDALanczosOptions {
 struct EPSCUDALanczosPlan {
   // the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
-  // the block size in effect (the option, or the solver's choice) and whether the solver chose it
+  // the block size in effect (the option, or the solver's choice), whether the solver chose it, and
+  // whether for many pairs (EPSCUDALanczosManyPairsBlocks)
   PetscInt  block_eff  = 1;
-  PetscBool block_auto = PETSC_FALSE;
+  PetscBool block_auto = PETSC_FALSE, block_many = PETSC_FALSE;
   // the restart fraction in effect (the option, or the solver's choice)
   PetscReal restart_eff = 0.5;
   // the reorthogonalization in effect (the option, or the solver's choice; see EPSCUDALanczosSetReorthog)
@@ -199,6 +200,19 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
 /// eps_cudalanczos_setup.cpp): below it a pass over the matrix is too cheap for a block to save much.
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
+/// SLEPc's many pairs: from this nev its default dimensions are ncv = nev + 500 and mpd = 500, so that
+/// a cycle holds at most mpd columns past the locked ones (ChooseNcv in eps_cudalanczos_setup.cpp).
+inline constexpr PetscInt kManyPairsNev = 500;
+#define CUDALANCZOS_MANY_PAIRS_NEV_TEXT "500"
+/// The block size set-up chooses for many pairs (EPSCUDALanczosChooseBlockSize).
+inline constexpr PetscInt kManyPairsBlock = 8;
+#define CUDALANCZOS_MANY_PAIRS_BLOCK_TEXT "8"
+/// Whether set-up may choose block steps for nev pairs by the many-pairs rule. Real scalars only: the
+/// block driver's complex projected problem is solved on the host.
+inline bool EPSCUDALanczosManyPairsBlocks(PetscInt nev)
+{
+  return !PetscDefined(USE_COMPLEX) && nev >= kManyPairsNev;
+}
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
 /// helper thread (cuda::warm_up), so that the solve finds them made or in the making. Collective.
 PetscErrorCode EPSCUDALanczosWarmUp(EPS eps);

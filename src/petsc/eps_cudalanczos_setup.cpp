@@ -103,36 +103,49 @@ PetscErrorCode ChooseCongruence(EPS eps, PetscInt nds, PetscBool *isshift)
   PetscFunctionReturn(0);
 }
 
-// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize): for a dense matrix
-// of at least kAutoBlockRows rows on one GPU with STSHIFT, 4 from nev 10 and 2 below; else 1. Blocks
-// pay where a pass over a large dense matrix costs the same for b vectors as for one; they lose on sparse
-// matrices (docs/tuning.md#petsc-automatic-block-size). Sets plan.block_eff and plan.block_auto. Collective.
+// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize), on one GPU with
+// STSHIFT (docs/tuning.md#petsc-automatic-block-size); else 1:
+// - many pairs (EPSCUDALanczosManyPairsBlocks): kManyPairsBlock. Each step's orthogonalization passes
+//   over the locked and kept vectors, hundreds to thousands of columns, at every product; a block reads
+//   them once for all its vectors, twice per block instead of twice per vector.
+// - a dense matrix of at least kAutoBlockRows rows: 4 from nev 10 and 2 below. A pass over the matrix
+//   costs about the same for b vectors as for one; on sparse matrices with few pairs blocks lose.
+// Sets plan.block_eff, plan.block_auto and plan.block_many. Collective.
 PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscMPIInt      size;
   PetscBool        dense = PETSC_FALSE, use_cuda = PETSC_FALSE;
   Mat              A;
+  // Not for an interval or the threshold test (their chunks take single-vector steps) nor a generalized
+  // problem (untried there).
+  const PetscBool many = EPSCUDALanczosManyPairsBlocks(eps->nev) && eps->which != EPS_ALL && !EPSCUDALanczosThresholdTest(eps) && !eps->isgeneralized
+                           ? PETSC_TRUE
+                           : PETSC_FALSE;
   // 2 below nev 10: a block of 2 makes the verification round unnecessary, which costs a single vector
   // as many products as the solve itself
-  const PetscInt b = eps->nev >= 10 ? 4 : 2;
+  const PetscInt b = many ? kManyPairsBlock : eps->nev >= 10 ? 4 : 2;
 
   PetscFunctionBegin;
   ctx->plan.block_eff  = 1;
-  ctx->plan.block_auto = PETSC_FALSE;
+  ctx->plan.block_auto = ctx->plan.block_many = PETSC_FALSE;
   // Every condition but the device is the same on every rank; one rank only (the distributed operators
   // apply a block column by column, so blocks would only add orthogonalization there).
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
   if (ctx->opt.variant != EPS_CUDALANCZOS_THICK_RESTART || (ctx->opt.reorthog_set && ctx->opt.reorthog != EPS_CUDALANCZOS_REORTHOG_FULL) ||
-      !isshift || size != 1 || eps->n < kAutoBlockRows || eps->nev + 16 * b + b > eps->n)
+      !isshift || size != 1 || eps->nev + 16 * b + b > eps->n)
     PetscFunctionReturn(0);
-  PetscCall(STGetMatrix(eps->st, 0, &A));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));
-  if (!dense) PetscFunctionReturn(0);
+  if (!many) {
+    if (eps->n < kAutoBlockRows) PetscFunctionReturn(0);
+    PetscCall(STGetMatrix(eps->st, 0, &A));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));
+    if (!dense) PetscFunctionReturn(0);
+  }
   PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
   if (!use_cuda) PetscFunctionReturn(0);
   ctx->plan.block_eff  = b;
   ctx->plan.block_auto = PETSC_TRUE;
+  ctx->plan.block_many = many;
   PetscFunctionReturn(0);
 }
 
@@ -171,7 +184,7 @@ PetscErrorCode ChooseNcv(EPS eps, PetscInt neff)
                PETSC_ERR_USER_INPUT, "The value of ncv (%" PetscInt_FMT ") must be at least nev+1 (%" PetscInt_FMT ")", eps->ncv, eps->nev + 1);
   } else if (eps->mpd != kEPSUnset) {
     eps->ncv = PetscMin(neff, eps->nev + eps->mpd);
-  } else if (eps->nev < 500) {
+  } else if (eps->nev < kManyPairsNev) {
     eps->ncv = PetscMin(neff, PetscMax(2 * eps->nev, eps->nev + 15));
     // Block steps: room for the wanted pairs and 16 blocks. A restarted block Krylov space is only as
     // deep as its blocks per cycle; with few of them it needs several times the products of
@@ -451,7 +464,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCall(ChooseWhich(eps));
   if (EPSCUDALanczosThresholdTest(eps)) PetscCall(EPSCUDALanczosCheckThreshold(eps));
   ctx->plan.block_eff  = ctx->opt.block_size == PETSC_DEFAULT ? 1 : ctx->opt.block_size;
-  ctx->plan.block_auto = PETSC_FALSE;
+  ctx->plan.block_auto = ctx->plan.block_many = PETSC_FALSE;
   if (ctx->opt.variant == EPS_CUDALANCZOS_THESIS) PetscCall(PlanThesis(eps, neff));
   else PetscCall(PlanThickRestart(eps, neff, isshift));
   PetscCheck(eps->nev <= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,

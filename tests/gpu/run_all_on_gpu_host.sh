@@ -12,7 +12,7 @@
 #              carry's tests part ran past its 280 s step with both in it (2026-12-02)
 #   cuda       the CUDA test binaries (tests/cuda) alone, in a step of 570 s: a complex carry's
 #              test_cuda_backend took 127 s on an H200 (2026-12-02; the real one 27 s), which with the
-#              PETSc binaries may not fit the tests part's 280 s step
+#              PETSc binaries may not fit the tests part's 250 s step
 #   equivalence  test_backend_equivalence alone, in a step of 570 s (a complex carry: about 2.6 s a case
 #              on an H200's host, 2026-12-02, 120 cases)
 #   memcheck   the CUDA test binaries under compute-sanitizer memcheck (leak checking on)
@@ -63,9 +63,9 @@ step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
 note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1) (part: $part)"
 cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 
-if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 70 + 60 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 570 s
+if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 + 30 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 570 s
   # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
-  step gpu-suite 280 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+  step gpu-suite 250 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
   # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
   #    PETSc, device Mats as row-distributed operators on their own blocks). The scale sweep
   #    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
@@ -73,6 +73,11 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 280 + 70 + 60 +
   #    all passing).
   step petsc-np2 70 mpiexec -n 2 "$carry/tests/petsc/test_eps_cudalanczos"
   step mat-device-copy-np2 60 mpiexec -n 2 "$carry/tests/petsc/test_mat_device_copy"
+  #    many pairs (SLEPc's dimensions from nev 500) on one GPU: the solver's block steps for them, 8
+  #    vectors in real arithmetic and single vectors in complex (EPSCUDALanczosChooseBlockSize)
+  many_block=8
+  [ "$plugin" = "$carry/libslepccudalanczos_complex.so" ] && many_block=1
+  step many-pairs 30 "$carry/tests/petsc/test_many_eigenpairs" -n 100000 -nev 600 -check_mpd 500 -check_block $many_block
   # 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
   step demo 30 "$carry/examples/thesis_demo" -eps_view -log_view
   step demo-thesis-12288 40 "$carry/examples/thesis_demo" -n 12288 -m 300 -eps_cudalanczos_variant thesis -nev 1

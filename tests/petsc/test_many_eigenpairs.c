@@ -11,8 +11,10 @@
    -check_mpd M: also checks the cycle's bound. The solve's dimensions must be SLEPc's (nev >= 500: ncv
    nev + 500, mpd 500; else the mpd given by -eps_mpd, M), and -eps_view's projected problems must be of
    order M at most.
+   -check_block B: also checks the block size in effect (the solver's choice unless
+   -eps_cudalanczos_block_size sets it): 8 for nev >= 500 on one GPU in real arithmetic, 1 on the host.
 
-     test_many_eigenpairs [-n 100000] [-nev 200] [-check_mpd M]
+     test_many_eigenpairs [-n 100000] [-nev 200] [-check_mpd M] [-check_block B]
 */
 #include "test_support.h"
 
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 {
   Mat         A;
   EPS         eps;
-  PetscInt    n = 100000, nev = 200, i, rstart, rend, nconv, its, bad = 0, outliers, check_mpd = 0;
+  PetscInt    n = 100000, nev = 200, i, rstart, rend, nconv, its, bad = 0, outliers, check_mpd = 0, check_block = 0, block;
   PetscReal   worst = 0, worst_pos = 0;
   const char *backend = "-";
   PetscMPIInt rank;
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-nev", &nev, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-check_mpd", &check_mpd, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-check_block", &check_block, NULL));
   outliers = nev + 20;
 
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 3, NULL, 2, NULL, &A));
@@ -95,6 +98,11 @@ int main(int argc, char **argv)
     if (mpd != check_mpd || order < 1 || order > check_mpd) dims_ok = PETSC_FALSE;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ncv %" PetscInt_FMT ", mpd %" PetscInt_FMT ", projected problems of order %" PetscInt_FMT " at most (bound %" PetscInt_FMT "): %s\n", ncv, mpd,
                           order, check_mpd, dims_ok ? "as expected" : "WRONG"));
+  }
+  PetscCall(EPSCUDALanczosGetBlockSize(eps, &block));
+  if (check_block > 0) {
+    if (block != check_block) dims_ok = PETSC_FALSE;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "block size %" PetscInt_FMT " (expected %" PetscInt_FMT ")\n", block, check_block));
   }
   const PetscBool ok = (PetscBool)(nconv >= nev && bad == 0 && dims_ok);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s 1 - %" PetscInt_FMT " largest eigenpairs of a %" PetscInt_FMT "-row sparse matrix\n%d passed, %d failed\n", ok ? "ok" : "not ok", nev, n, ok ? 1 : 0, ok ? 0 : 1));
