@@ -213,6 +213,9 @@ inline bool EPSCUDALanczosManyPairsBlocks(PetscInt nev)
 {
   return !PetscDefined(USE_COMPLEX) && nev >= kManyPairsNev;
 }
+/// The most columns this EPS's BV can hold: PETSC_MAX_INT / (the largest local rows) with 32-bit PetscInt,
+/// whose count of a rank's nloc x cols entries must not wrap. Collective.
+PetscErrorCode EPSCUDALanczosMaxBVColumns(EPS eps, PetscInt *most);
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
 /// helper thread (cuda::warm_up), so that the solve finds them made or in the making. Collective.
 PetscErrorCode EPSCUDALanczosWarmUp(EPS eps);

@@ -9,6 +9,8 @@
 
 #include <slepc/private/epsimpl.h>
 
+#include <cmath>
+
 PetscErrorCode EPSCUDALanczosWhich(EPS eps, cudalanczos::Which *w)
 {
   using cudalanczos::Which;
@@ -364,6 +366,25 @@ PetscErrorCode PlaceReturnedColumns(EPS eps, PetscInt cols)
   PetscFunctionReturn(0);
 }
 
+// Refuses a BV of `cols` columns that EPSCUDALanczosMaxBVColumns says PETSc cannot index, naming the sizes
+// and the ways out. Collective.
+PetscErrorCode CheckBVIndexRange(EPS eps, PetscInt cols)
+{
+  PetscInt    most;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCall(EPSCUDALanczosMaxBVColumns(eps, &most));
+  if (cols <= most) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
+  const double entries = (double)eps->n * (double)cols, ranks = std::ceil(entries / (double)PETSC_MAX_INT);
+  SETERRQ(PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+          "The eigenvectors' BV would hold %" PetscInt_FMT " columns of %" PetscInt_FMT " rows (%.3g entries on %d MPI process%s), past the "
+          "%" PetscInt_FMT " entries a rank can index with this PETSc's 32-bit PetscInt: ask for at most %" PetscInt_FMT " pairs, run on at "
+          "least %.0f MPI processes, or use a PETSc configured --with-64-bit-indices",
+          cols, eps->n, entries, (int)size, size > 1 ? "es" : "", (PetscInt)PETSC_MAX_INT, most, ranks);
+}
+
 // The solution's storage: eigr, eigi, errest and perm for the ncv values a solve may return, and a BV for
 // the returned vectors only (nev columns, or the initial space's, grown by the solve when more pairs
 // converge), never shrunk. The Lanczos basis lives in the backend: SLEPc's EPSAllocateSolution would give
@@ -391,6 +412,7 @@ PetscErrorCode AllocateSolution(EPS eps)
   if (eps->V) PetscCall(BVGetNumConstraints(eps->V, &constraints));
   if (eps->nds || constraints) cols = ncv;
   cols = PetscMin(PetscMax(cols, current), eps->n);
+  PetscCall(CheckBVIndexRange(eps, cols));
   if (!eps->V) PetscCall(EPSGetBV(eps, &eps->V));
   if (!current) PetscCall(PlaceReturnedColumns(eps, cols));
   eps->ncv = cols; // what EPSAllocateSolution sizes the BV (and eigr) by
@@ -505,5 +527,21 @@ PetscErrorCode EPSSetUpSort_CUDALanczos(EPS eps)
     sc->map           = SlepcMap_ST;
     sc->mapobj        = (PetscObject)eps->st;
   }
+  PetscFunctionReturn(0);
+}
+
+// The most columns the BV may hold: BVMAT keeps them in one dense Mat of nloc x cols entries on each rank,
+// counted in PetscInt, and with 32-bit indices a count past PETSC_MAX_INT wraps: the columns then lie
+// outside the storage (a CUDA PETSc's BV gave invalid device addresses, Debian's 3.18 stopped in its
+// allocation). Collective.
+PetscErrorCode EPSCUDALanczosMaxBVColumns(EPS eps, PetscInt *most)
+{
+  PetscFunctionBegin;
+  *most = PETSC_MAX_INT;
+#if !defined(PETSC_USE_64BIT_INDICES)
+  PetscInt nloc_max = eps->nloc;
+  PetscCallMPI(MPIU_Allreduce(&eps->nloc, &nloc_max, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)eps)));
+  if (nloc_max > 0) *most = PETSC_MAX_INT / nloc_max;
+#endif
   PetscFunctionReturn(0);
 }

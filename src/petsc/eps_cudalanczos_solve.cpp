@@ -405,14 +405,19 @@ PetscErrorCode SolveIterate(Solve &sv)
 }
 
 // Columns 0..n-1 of the BV for the returned vectors: grown (its contents, constraints included, kept)
-// where a solve returns more than set-up gave it room for.
-PetscErrorCode ReturnColumns(EPS eps, PetscInt n)
+// where a solve returns more than set-up gave it room for, as far as PETSc can index them (set-up checked
+// that nev columns can be): *n is cut to that, the extra converged pairs beyond nev are then not returned.
+PetscErrorCode ReturnColumns(EPS eps, PetscInt *n)
 {
-  PetscInt cols;
+  PetscInt cols, most;
 
   PetscFunctionBegin;
   PetscCall(BVGetSizes(eps->V, nullptr, nullptr, &cols));
-  if (n > cols) PetscCall(BVResize(eps->V, n, PETSC_TRUE));
+  if (*n <= cols) PetscFunctionReturn(0);
+  PetscCall(EPSCUDALanczosMaxBVColumns(eps, &most));
+  if (*n > most) PetscCall(PetscInfo(eps, "cudalanczos: %" PetscInt_FMT " converged pairs, %" PetscInt_FMT " returned: the BV cannot index more columns\n", *n, PetscMax(most, cols)));
+  *n = PetscMax(PetscMin(*n, most), cols);
+  if (*n > cols) PetscCall(BVResize(eps->V, *n, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -433,7 +438,7 @@ PetscErrorCode ResultValues(Solve &sv)
   }
   eps->nconv = PetscMin((PetscInt)r.nconv, nret);
   eps->its   = r.its;
-  PetscCall(ReturnColumns(eps, eps->nconv));
+  PetscCall(ReturnColumns(eps, &eps->nconv));
   PetscCall(STIsInjective(eps->st, &injective));
   if (!injective) PetscCall(DSSetDimensions(eps->ds, eps->nconv, 0, 0)); // EPSComputeValues projects onto V[:, 0:nconv]
   switch (r.reason) {

@@ -214,6 +214,40 @@ static PetscErrorCode Arbitrary(PetscScalar er, PetscScalar ei, Vec xr, Vec xi, 
   return 0;
 }
 
+/* More pairs than a 32-bit PetscInt can index in the BV (nev columns of n rows on one rank): refused at
+   set-up with the sizes and the ways out, before anything is allocated; the same EPS then solves with few
+   pairs. A diagonal matrix whose 3 largest entries (4, 3, 2) stand far from the rest (in [0, 1)). */
+static PetscErrorCode BVBeyondIndexRange(void)
+{
+  PetscMPIInt    size;
+  const PetscInt n = 1000000;
+  PetscInt       rstart, rend, i, many;
+  Mat            D;
+  EPS            eps;
+  PetscErrorCode ierr;
+  const PetscReal expected[3] = {4, 3, 2};
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (sizeof(PetscInt) > 4) PetscFunctionReturn(0); /* 64-bit indices: nothing to refuse */
+  many = (PetscInt)(PETSC_MAX_INT / (n / size)) + 1;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 1, NULL, 0, NULL, &D));
+  PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
+  for (i = rstart; i < rend; ++i) PetscCall(MatSetValue(D, i, i, i >= n - 3 ? (PetscScalar)(i - (n - 5)) : (PetscScalar)((i * 7919) % 1000) / 1000.0, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(NewEPS(D, many, &eps));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = EPSSetUp(eps);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(ExpectFailure(ierr, "a BV past 32-bit PetscInt (n 10^6, nev just past 2^31 / n) is refused at set-up", "64-bit-indices"));
+  PetscCall(EPSSetDimensions(eps, 3, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(SolveAndCheck(eps, 3, expected, 1e-10, "  then the same EPS solves with nev 3"));
+  PetscCall(EPSDestroy(&eps));
+  PetscCall(MatDestroy(&D));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode ErrorCases(void)
 {
   const PetscInt n = 30, nev = 3;
@@ -868,6 +902,7 @@ int main(int argc, char **argv)
   PetscCall(SlepcInitialize(&argc, &argv, NULL, "EPSCUDALANCZOS robustness"));
   PetscCall(EPSCUDALanczosRegister());
   PetscCall(ErrorCases());
+  PetscCall(BVBeyondIndexRange());
   PetscCall(MagnitudeCases());
   PetscCall(ReuseCases());
   PetscCall(DeviceMemoryCase());
