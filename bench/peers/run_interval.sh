@@ -24,9 +24,11 @@
 # CARRY318), TOL (1e-8), TIMEOUT per run (1800 s), FILTER_TYPE (chebyshev; filtlan is SLEPc's default),
 # FILTER_DEGREE_FACTOR (1), OURS_OPTIONS (more cudalanczos options, e.g. -eps_cudalanczos_filter_degree N),
 # SLICING=1 and NP (nproc) for slicing-mumps, which on reference BLAS takes tens of minutes per MUMPS
-# factorization at 10^6 rows (README), GPU_OPTIONS (the device-Mat options of the 3.26.1 runs; "" runs
-# them on the host, for a smoke test without a GPU). A smaller L gives a quicker run: the windows then
-# widen as 1/L^3 (give WINDOWS; anderson_windows.py --L computes them).
+# factorization at 10^6 rows (README; put an optimized BLAS's libblas.so.3 and liblapack.so.3, e.g. from
+# Debian's libopenblas0-pthread, ahead on LD_LIBRARY_PATH, with OPENBLAS_NUM_THREADS=1), GPU_OPTIONS (the
+# device-Mat options of the 3.26.1 runs; "" gives host Mats, which the plugin uploads, or without a GPU a
+# smoke test; set PETSC_OPTIONS=-use_gpu_aware_mpi 0 then). A smaller L gives a quicker run: the windows
+# then widen as 1/L^3 (give WINDOWS; anderson_windows.py --L computes them).
 # Output: OUT/logs/NAME-WINDOW.log per run, OUT/interval.txt (a summary block per run).
 set -uo pipefail
 usage="usage: run_interval.sh CARRY326 OUT [CARRY318]"
