@@ -1741,9 +1741,9 @@ TEST(Mpd, BoundsEveryCycleAndConvergesTheSamePairs)
 }
 
 // A restart's projected problem goes to the backend's eigensolver (Backend::projected_eigen) in both
-// drivers: with many pairs it is of order mpd at every restart, and the block driver solved it on the host
-// before (106 solves of order 500 were half of a solve on the GPU). The eigensolver here is the host's,
-// counted; the pairs are LAPACK's. The block driver's complex projected problem is Hermitian, not real
+// drivers: with many pairs it is of order mpd at every restart (docs/tuning.md#petsc-automatic-block-size
+// says what it cost the block driver on the host). The eigensolver here is the host's, counted; the pairs
+// are LAPACK's. The block driver's complex projected problem is Hermitian, not real
 // symmetric, and stays on the host.
 TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
 {
