@@ -117,4 +117,13 @@ ChebyshevFilter interval_indicator(double lo, double hi, double a, double b, int
   return f;
 }
 
+double indicator_blur(double lo, double hi, double x, int degree)
+{
+  if (degree < 1) throw Error("indicator_blur: the degree must be at least 1");
+  if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi)) throw Error("indicator_blur: the spectrum's bounds must be finite with lo < hi");
+  const double h = 0.5 * (hi - lo), t = std::clamp((x - 0.5 * (lo + hi)) / h, -1.0, 1.0); // an end outside [lo, hi] counts as there
+  const double step = M_PI / (degree + 1);
+  return h * std::max(std::sqrt(1 - t * t) * step, 0.5 * step * step);
+}
+
 } // namespace cudalanczos

@@ -39,4 +39,12 @@ WindowFilter window_filter(double lo, double hi, double a, double b, int degree,
 /// the kernel's width of an end counting in part.
 ChebyshevFilter interval_indicator(double lo, double hi, double a, double b, int degree);
 
+/// How far interval_indicator of `degree` on [lo, hi] blurs an end at x: Jackson's kernel is about
+/// pi / (degree + 1) wide in the angle theta = acos((x - c) / h), which is h sin(theta) pi / (degree + 1)
+/// at x (at least h (pi / (degree + 1))^2 / 2, near the spectrum's ends). The indicator rises from near 0
+/// to near 1 within a few of these around each end, and the count estimate counts the eigenvalues there
+/// in part: where the density changes within them, the estimate is off by more than its stochastic error.
+/// An x outside [lo, hi] counts as the nearer bound.
+double indicator_blur(double lo, double hi, double x, int degree);
+
 } // namespace cudalanczos

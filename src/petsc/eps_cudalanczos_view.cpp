@@ -5,6 +5,8 @@
 */
 #include "petsc/eps_cudalanczos_impl.hpp"
 
+#include "core/polynomial_filter.hpp"
+
 #include <slepc/private/epsimpl.h>
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
@@ -255,8 +257,16 @@ PetscErrorCode ViewInterval(EPS eps, PetscViewer viewer)
                                    "of p(A) (%ld products with A), basis of %d columns\n",
                                    ir.chunks, ir.found, ir.filter_applications, ir.filter_applications * ir.degree, ir.columns));
   if (ir.count_estimate >= 0) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  eigenvalues in the interval: %" PetscInt_FMT " returned, %.1f +- %.1f estimated (kernel polynomial method)\n",
-                                     eps->nconv, ir.count_estimate, ir.count_error));
+    // The estimate counts the eigenvalues within its kernel's blur of an end in part: where the density
+    // changes there, it is off by more than its +- (the stochastic error). At the filter's degree the blur
+    // is most of the window's width.
+    const double blur_a = cudalanczos::indicator_blur(ir.lo, ir.hi, (double)eps->inta, ir.degree);
+    const double blur_b = cudalanczos::indicator_blur(ir.lo, ir.hi, (double)eps->intb, ir.degree);
+    const double width  = (double)(eps->intb - eps->inta);
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "  eigenvalues in the interval: %" PetscInt_FMT " returned, %.1f +- %.1f estimated (kernel polynomial method, its ends "
+                                     "blurred over about %.2g and %.2g, the window %.3g wide)\n",
+                                     eps->nconv, ir.count_estimate, ir.count_error, blur_a, blur_b, width));
     // The estimate smooths over the filter's width at each end: only a gap well beyond its error is reported.
     if (eps->nconv < ir.count_estimate - 4 * ir.count_error - 0.2 * ir.count_estimate - 2)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  fewer eigenvalues returned than estimated: some may be missing (raise -eps_max_it)\n"));

@@ -56,6 +56,28 @@ TEST(PolynomialFilter, IndicatorTraceCountsTheEigenvaluesInTheWindow)
   EXPECT_NEAR(sum, 100.0, 1.0);
 }
 
+// indicator_blur says where the indicator has made its rise: 3 blurs outside an end it is below 0.05,
+// 3 blurs inside above 0.95, in the middle of the spectrum and near its end, at low and high degree.
+TEST(PolynomialFilter, TheIndicatorRisesWithinAFewBlursOfEachEnd)
+{
+  const double lo = -2, hi = 6;
+  for (int degree : {60, 400, 3000})
+    for (double a : {1.0, 5.5}) {
+      SCOPED_TRACE("degree " + std::to_string(degree) + ", a " + std::to_string(a));
+      const double blur = indicator_blur(lo, hi, a, degree);
+      ASSERT_GT(blur, 0.0);
+      const double b = a + 40 * blur;
+      const ChebyshevFilter f = interval_indicator(lo, hi, a, b, degree);
+      EXPECT_LT(f(a - 3 * blur), 0.05);
+      EXPECT_GT(f(a + 3 * blur), 0.95);
+      EXPECT_GT(f(a + blur), 0.55); // and not long before: a blur in, it is past half
+    }
+  EXPECT_LT(indicator_blur(lo, hi, 2, 800), indicator_blur(lo, hi, 2, 400));
+  EXPECT_DOUBLE_EQ(indicator_blur(lo, hi, -5, 400), indicator_blur(lo, hi, lo, 400)); // outside: the bound's
+  EXPECT_GT(indicator_blur(lo, hi, lo, 400), 0.0);
+  EXPECT_THROW(indicator_blur(lo, hi, 2, 0), Error);
+}
+
 TEST(PolynomialFilter, BadArgumentsAreRefused)
 {
   EXPECT_THROW(window_filter(1, 0, 0.2, 0.5, 0, 0.5), Error);  // lo > hi

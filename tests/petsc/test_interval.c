@@ -141,6 +141,8 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
   }
   PetscCall(ViewLine(eps, "interval [", line, sizeof(line), &found));
   if (expected > 0) PetscCall(Check(found, "  -eps_view shows the filter", line));
+  PetscCall(ViewLine(eps, "eigenvalues in the interval:", line, sizeof(line), &found));
+  if (expected > 0) PetscCall(Check((PetscBool)(found && strstr(line, "estimated") && strstr(line, "blurred over about")), "  -eps_view shows the count estimate and its blur", line));
   PetscCall(EPSDestroy(&eps));
   PetscFunctionReturn(0);
 }
