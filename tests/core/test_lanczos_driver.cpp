@@ -1702,6 +1702,29 @@ TEST(Restart, KeepsTheFractionOfTheUnconvergedRitzVectors)
     }
 }
 
+// The problem of the tests of a cycle bounded by mpd: diag(1.01^i) of kBoundedCycleRows rows, whose top
+// values' gaps shrink slowly, and its 30 largest pairs in a basis of ncv, in steps of `block` vectors.
+namespace {
+constexpr int kBoundedCycleRows = 300;
+
+Dense slowly_separating_diagonal(int n)
+{
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = std::pow(1.01, i);
+  return diagonal(d);
+}
+
+Settings bounded_cycle_settings(int ncv, int mpd, int block)
+{
+  Settings s = default_settings(kBoundedCycleRows, 30, Which::LargestAlgebraic);
+  s.ncv = ncv;
+  s.mpd = mpd;
+  s.max_it = 1000;
+  s.block_size = block;
+  return s;
+}
+} // namespace
+
 // Settings::mpd bounds a cycle's columns past the locked ones, and so the projected problem, in both
 // drivers: every rotation rotates at most mpd columns, and the solve returns the same pairs as LAPACK.
 // (nev 30 in a basis of 60: without the bound the first cycle alone would be 60 columns.)
@@ -1717,18 +1740,11 @@ TEST(Mpd, BoundsEveryCycleAndConvergesTheSamePairs)
       ForwardingBackend::rotate_from(first, k, m, Q, ldq);
     }
   };
-  const int n = 300;
-  Vec d(n);
-  for (int i = 0; i < n; ++i) d[i] = std::pow(1.01, i); // the top values' gaps shrink slowly
-  const Dense A = diagonal(d);
+  const Dense A = slowly_separating_diagonal(kBoundedCycleRows);
   for (int block : {1, 2}) {
     SCOPED_TRACE("block " + std::to_string(block));
-    Settings s = default_settings(n, 30, Which::LargestAlgebraic);
-    s.ncv = 60;
-    s.mpd = 16;
-    s.max_it = 1000;
-    s.block_size = block;
-    HostBackend inner(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+    const Settings s = bounded_cycle_settings(60, 16, block);
+    HostBackend inner(kBoundedCycleRows, kBoundedCycleRows, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
     Recording b(inner);
     const Solved sol = solve_on(b, s);
     check_solution(A, s, sol);
@@ -1762,18 +1778,11 @@ TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
       return true;
     }
   };
-  const int n = 300;
-  Vec d(n);
-  for (int i = 0; i < n; ++i) d[i] = std::pow(1.01, i);
-  const Dense A = diagonal(d);
+  const Dense A = slowly_separating_diagonal(kBoundedCycleRows);
   for (int block : {1, 4}) {
     SCOPED_TRACE("block " + std::to_string(block));
-    Settings s = default_settings(n, 30, Which::LargestAlgebraic);
-    s.ncv = 90;
-    s.mpd = 40;
-    s.max_it = 1000;
-    s.block_size = block;
-    HostBackend inner(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+    const Settings s = bounded_cycle_settings(90, 40, block);
+    HostBackend inner(kBoundedCycleRows, kBoundedCycleRows, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
     Counting b(inner);
     const Solved sol = solve_on(b, s);
     check_solution(A, s, sol);
