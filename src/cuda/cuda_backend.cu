@@ -732,14 +732,17 @@ private:
   }
 
   /// y = p(A) x (set_operator_filter), the steps of for_each_chebyshev_step as the host backend runs them:
-  /// per step one product with A into filter_w_, then the fused step. Queued on the stream like any
-  /// product: no host wait beyond the host-apply fallback's own.
+  /// per step the operator's fused product and step where it has one (DeviceOperator::apply_chebyshev_step),
+  /// else one product with A into filter_w_, then the step. Queued on the stream like any product: no
+  /// host wait beyond the host-apply fallback's own.
   void apply_filter(const Scalar *x, Scalar *y)
   {
     Scalar *w = filter_w_.data();
     for_each_chebyshev_step(
-      *filter_, x, filter_a_.data(), filter_b_.data(), [&](const Scalar *cur) { apply_unscaled(cur, w); },
+      *filter_, x, filter_a_.data(), filter_b_.data(), [](const Scalar *) {}, // the product is taken in the step
       [&](const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next) {
+        if (op_ && op_->apply_chebyshev_step(st, cur, prev, next, y, stream_.get())) return;
+        apply_unscaled(cur, w);
         kernels::chebyshev_step(n_, st, w, cur, prev, next, y, stream_.get());
       });
   }

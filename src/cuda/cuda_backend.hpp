@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/backend.hpp"
+#include "core/chebyshev_filter.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -66,6 +67,15 @@ public:
     check_block(ldx, ldy, b);
     for (int j = 0; j < b; ++j) apply(X + j * ldx, Y + j * ldy, stream);
   }
+  /// One step of a polynomial filter with the product fused in (kernels::csr_chebyshev_step): next and y
+  /// as kernels::chebyshev_step forms them from w = A cur, on `stream`, with w never stored. Returns
+  /// false, having queued nothing, when the operator has no fused step (the default): the caller then
+  /// forms w with apply() and runs the step on its own.
+  virtual bool apply_chebyshev_step(const ChebyshevStep &, const Scalar * /*cur*/, const Scalar * /*prev*/,
+                                    Scalar * /*next*/, Scalar * /*y*/, void * /*stream*/) const
+  {
+    return false;
+  }
   /// One line for -eps_view, e.g. "dense 4000x4000, custom tiled gemv".
   virtual std::string description() const = 0;
   /// Device memory held by the operator.
@@ -108,6 +118,12 @@ std::shared_ptr<DeviceOperator> make_dense_operator_on_device(const DenseView &d
                                                               std::string origin = "the caller's device array");
 std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const CsrView &deviceA, KernelFlavor flavor, int device,
                                                             std::string origin = "the caller's device arrays");
+/// The uniform-pattern operator (off-diagonal entries all one value: kernels::pattern_spmv) of a square
+/// CSR matrix on the device, split on the device into arrays of its own (device_pattern.hpp): the
+/// caller's arrays are read once, here, and not kept, so a changed matrix needs a new operator, as for
+/// make_csr_operator. Null when the matrix has no such pattern (make_csr_operator_on_device then).
+std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const CsrView &deviceA, int device,
+                                                                std::string origin = "the caller's device arrays");
 /// The device whose memory `p` points into; -1 for host memory, managed memory or null.
 int device_of(const void *p);
 

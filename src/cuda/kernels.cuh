@@ -90,7 +90,7 @@ void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *c
 void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t stream);
 
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
-/// the mean over 4 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
+/// the mean over 8 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
 /// more lanes share a hub). A rule of thumb fitted to two matrices: docs/tuning.md#cuda-pattern-spmv-lanes-per-row.
 int pattern_lanes(index_t rows, index_t entries, index_t longest);
 
@@ -189,5 +189,44 @@ void set_random(index_t n, std::uint64_t seed, index_t row_offset, Scalar *v, cu
 /// arrays of their own otherwise (an exact alias is an Error).
 void chebyshev_step(index_t n, const ChebyshevStep &step, const Scalar *w, const Scalar *cur, const Scalar *prev,
                     Scalar *next, Scalar *y, cudaStream_t stream);
+
+/// chebyshev_step with its product fused in, for a square CSR matrix (csr_spmv's arguments) or a uniform
+/// pattern (pattern_spmv's): each row's entry of w = A cur is formed by that product's lanes in its
+/// order and handed to the step in registers, never stored. next and y are bit for bit what the product
+/// into w and chebyshev_step give, at half the launches and without w's write and read. The same
+/// aliasing as chebyshev_step (next may be prev; cur may be prev).
+void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
+                        const ChebyshevStep &step, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                        cudaStream_t stream, int lanes = 0);
+void pattern_chebyshev_step(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                            const Scalar *dvec, const ChebyshevStep &step, const Scalar *cur, const Scalar *prev,
+                            Scalar *next, Scalar *y, cudaStream_t stream, int lanes = 0);
+
+// --- (h) the uniform-pattern split of a device CSR matrix: kernels/pattern_split.cu --------------------------
+
+/// What pattern_survey finds: why the matrix has no uniform pattern (the kPattern* bits), and its first
+/// off-diagonal entry (kNoEntry: none).
+constexpr int kNoEntry = 2147483647;
+constexpr int kPatternTwoDiagonals = 1;   ///< a row holds two entries on the diagonal
+constexpr int kPatternValuesDiffer = 2;   ///< two off-diagonal values differ (bit for bit, as csr_scan's host split)
+constexpr int kPatternDiagonalVaries = 4; ///< not a pattern failure: the diagonal is a vector, not one value
+struct PatternSurvey {
+  int flags = 0;
+  int first_offdiagonal = kNoEntry;
+};
+
+/// The survey of a square CSR matrix on the device (rows x rows, 32-bit indices, none checked: the
+/// caller's device matrix): counts[r] = row r's off-diagonal entries and counts[rows] = 0 (counts: rows
+/// + 1 ints), diagonal[r] = its diagonal value (0 where it has none), and *survey (device memory).
+void pattern_survey(index_t rows, const int *rowptr, const int *colind, const Scalar *values, int *counts,
+                    Scalar *diagonal, PatternSurvey *survey, cudaStream_t stream);
+/// Bytes of workspace pattern_offsets needs for `rows`.
+std::size_t pattern_offsets_workspace_bytes(index_t rows);
+/// pattern_rowptr = the exclusive sum of counts (rows + 1 entries each): the pattern's row pointers.
+void pattern_offsets(index_t rows, const int *counts, int *pattern_rowptr, void *workspace, std::size_t workspace_bytes,
+                     cudaStream_t stream);
+/// pattern_colind = each row's off-diagonal column indices, in their order, from pattern_rowptr[r] on.
+void pattern_compact(index_t rows, const int *rowptr, const int *colind, const int *pattern_rowptr, int *pattern_colind,
+                     cudaStream_t stream);
 
 } // namespace cudalanczos::cuda::kernels

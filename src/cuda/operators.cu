@@ -13,6 +13,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/csr_scan.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/device_pattern.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/upload.hpp"
 
@@ -371,6 +372,17 @@ public:
                                    y_.get(), blas::kDataType, kAlgorithm, buffer_.data()));
   }
 
+  // The custom kernel's lanes with the step fused in; cuSPARSE's product has no place for it.
+  bool apply_chebyshev_step(const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                            void *stream) const override
+  {
+    if (flavor_ != KernelFlavor::Custom || rows_ != cols_) return false;
+    ScopedDevice guard(device_);
+    kernels::csr_chebyshev_step(rows_, nnz_, rowptr_.data, colind_.data, values_.data, st, cur, prev, next, y,
+                                static_cast<cudaStream_t>(stream), short_row_lanes_);
+    return true;
+  }
+
   // The matrix read once for the b columns: kernels::csr_spmm (interleaved columns), or one cuSPARSE
   // SpMM when the vendor flavor was asked for. b = 1: apply().
   void apply_block(const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, int b, void *stream) const override
@@ -531,6 +543,15 @@ public:
     wait_for_uploads();
   }
 
+  /// The split made on the device from the caller's device matrix (uniform_pattern_on_device), kept.
+  PatternCsrOperator(index_t nnz, DeviceUniformPattern p, int device, std::string origin)
+      : device_(device), rows_(static_cast<index_t>(p.rowptr.size()) - 1), nnz_(nnz), entries_(p.entries),
+        lanes_(kernels::pattern_lanes(rows_, entries_, p.longest)), offdiagonal_(p.offdiagonal), diagonal_(p.diagonal),
+        rowptr_(std::move(p.rowptr)), colind_(std::move(p.colind)), diagonal_vector_(std::move(p.diagonal_vector)),
+        origin_(std::move(origin))
+  {
+  }
+
   index_t rows() const override { return rows_; }
   index_t cols() const override { return rows_; }
   int device() const override { return device_; }
@@ -541,6 +562,16 @@ public:
     kernels::pattern_spmv(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
                           diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, x, y,
                           static_cast<cudaStream_t>(stream), lanes_);
+  }
+
+  bool apply_chebyshev_step(const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                            void *stream) const override
+  {
+    ScopedDevice guard(device_);
+    kernels::pattern_chebyshev_step(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
+                                    diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, st, cur, prev, next, y,
+                                    static_cast<cudaStream_t>(stream), lanes_);
+    return true;
   }
 
   // kernels::pattern_spmm: the pattern read once for the b columns.
@@ -559,7 +590,8 @@ public:
   {
     const std::string c = scalar_text(offdiagonal_);
     return "CSR " + size_text(rows_, rows_) + ", " + std::to_string(nnz_) + " nonzeros, pattern SpMV (off-diagonal entries all " +
-           c + (diagonal_vector_.size() ? ", diagonal stored apart)" : ")");
+           c + (diagonal_vector_.size() ? ", diagonal stored apart)" : ")") +
+           (origin_.empty() ? "" : " (split on the device from " + origin_ + ")");
   }
   std::size_t device_bytes() const override
   {
@@ -573,6 +605,7 @@ private:
   Scalar offdiagonal_, diagonal_;
   DeviceBuffer<int> rowptr_, colind_;
   DeviceBuffer<Scalar> diagonal_vector_;
+  std::string origin_; // split on the device from the caller's matrix: whose (description); empty: uploaded
   mutable DeviceBuffer<Scalar> interleaved_; // apply_block
 };
 
@@ -640,6 +673,20 @@ std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const CsrView &devic
                                                             std::string origin)
 {
   return std::make_shared<CsrOperator>(deviceA, flavor, device, std::move(origin));
+}
+
+std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const CsrView &deviceA, int device, std::string origin)
+{
+  const int d = resolve_device(device);
+  ScopedDevice guard(d);
+  check_device_pointer(deviceA.rowptr, d, "make_pattern_operator_on_device: the row pointers");
+  if (deviceA.nnz > 0) {
+    check_device_pointer(deviceA.colind, d, "make_pattern_operator_on_device: the column indices");
+    check_device_pointer(deviceA.values, d, "make_pattern_operator_on_device: the values");
+  }
+  std::optional<DeviceUniformPattern> p = uniform_pattern_on_device(deviceA);
+  if (!p) return nullptr;
+  return std::make_shared<PatternCsrOperator>(deviceA.nnz, std::move(*p), d, std::move(origin));
 }
 
 int device_of(const void *p)

@@ -126,9 +126,10 @@ PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
   PetscFunctionReturn(0);
 }
 
-// The device operator of a MATSEQDENSECUDA / MATSEQAIJCUSPARSE on its own device arrays `d` (nothing copied),
-// on the device they are on, composed on M for the next solve. Its set-up (the cuSPARSE analysis reads the
-// matrix, on the legacy default stream) is ordered after PETSc's writes to M by an event.
+// The device operator of a MATSEQDENSECUDA / MATSEQAIJCUSPARSE on its own device arrays `d` (nothing copied;
+// for the default kernels, a uniform pattern split off them on the device), on the device they are on,
+// composed on M for the next solve. Its set-up (the cuSPARSE analysis or the split reads the matrix, on
+// the legacy default stream) is ordered after PETSc's writes to M by an event.
 PetscErrorCode MakeInPlaceOperator(EPS eps, Mat M, PetscBool isdense, const DeviceMatData &d, std::shared_ptr<const void> *op)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -136,10 +137,16 @@ PetscErrorCode MakeInPlaceOperator(EPS eps, Mat M, PetscBool isdense, const Devi
   const char *origin = "PETSc's device array";
 
   PetscFunctionBegin;
+  const cuda::KernelFlavor flavor = EPSCUDALanczosKernelFlavor(ctx->opt.kernels);
   PetscCall(EPSCUDALanczosOrderAfterPETSc(nullptr, d.device));
-  if (isdense) PetscCallCXX(made = cuda::make_dense_operator_on_device(d.dense, EPSCUDALanczosKernelFlavor(ctx->opt.kernels), d.device, origin));
-  else PetscCallCXX(made = cuda::make_csr_operator_on_device(d.csr, EPSCUDALanczosKernelFlavor(ctx->opt.kernels), d.device, origin));
-  PetscCall(MatCUDALanczosSetDeviceCopy(M, (int)ctx->opt.kernels, d.device, made, made->device_bytes(), PETSC_TRUE));
+  if (isdense) PetscCallCXX(made = cuda::make_dense_operator_on_device(d.dense, flavor, d.device, origin));
+  else {
+    // The default kernels take a uniform pattern's value-less product, as for an uploaded host Mat; its
+    // arrays are split off on the device and kept with M like a copy.
+    if (flavor == cuda::KernelFlavor::Default) PetscCallCXX(made = cuda::make_pattern_operator_on_device(d.csr, d.device, origin));
+    if (!made) PetscCallCXX(made = cuda::make_csr_operator_on_device(d.csr, flavor, d.device, origin));
+  }
+  PetscCall(MatCUDALanczosSetDeviceCopy(M, (int)ctx->opt.kernels, d.device, made, made->device_bytes(), made->in_place() ? PETSC_TRUE : PETSC_FALSE));
   PetscCallCXX(*op = std::move(made));
   PetscFunctionReturn(0);
 }
@@ -163,6 +170,8 @@ PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatDa
   PetscCall(TakeCurrentCopy(eps, A, d.device, &current)); // a stale one (its pointers may be gone) is let go
   if (current) PetscFunctionReturn(0);
   PetscCall(MakeInPlaceOperator(eps, A, isdense, d, &ctx->cache.device_op));
+  const auto made = std::static_pointer_cast<const cuda::DeviceOperator>(ctx->cache.device_op);
+  if (!made->in_place()) ctx->last.split_bytes = made->device_bytes(); // a pattern split off A's arrays
   PetscFunctionReturn(0);
 }
 
@@ -290,6 +299,7 @@ PetscErrorCode EPSCUDALanczosUploadOperator(EPS eps, Mat A, int device)
 
   PetscFunctionBegin;
   ctx->last.uploaded_bytes = 0;
+  ctx->last.split_bytes    = 0;
   // A CUDA MatShell (cuda_matshell.cpp) already holds its operator on the device.
   PetscErrorCode (*getop)(Mat, std::shared_ptr<const void> *) = nullptr;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatCUDALanczosGetOperator_C", &getop));

@@ -138,6 +138,7 @@ struct EPSCUDALanczosLastSolve {
   std::string backend_name = "none", device_desc, operator_desc;
   std::string vectors_desc;       // where it read its start/deflation vectors and wrote the eigenvectors
   std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
+  std::size_t split_bytes    = 0; // bytes of a uniform pattern split off a device Mat's arrays by the last solve
   int         device_used = -1;   // the CUDA device of the last solve that ran on one (also the cached backend's)
   PetscBool   generalized = PETSC_FALSE; // it ran in a B-inner product (EPS_GHEP, or the BV's matrix)
   long        b_products  = 0;           // and took this many products with B

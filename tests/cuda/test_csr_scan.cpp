@@ -4,6 +4,7 @@
 // the validation's message, which must name the first bad entry whichever part finds it. Host code
 // only: runs without a GPU.
 #include "cuda/csr_scan.hpp"
+#include "test_matrices.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,36 +16,6 @@
 
 namespace cudalanczos::cuda::test {
 namespace {
-
-struct Csr {
-  index_t rows = 0, cols = 0;
-  std::vector<int> rowptr{0}, colind;
-  std::vector<Scalar> values;
-  CsrView view() const { return CsrView{rows, cols, static_cast<index_t>(colind.size()), rowptr.data(), colind.data(), values.data()}; }
-};
-
-/// rows x rows with up to `per_row` off-diagonal entries a row of value c (some rows empty), a diagonal
-/// entry in most rows (value 2, or row-dependent when `varying_diagonal`), sorted columns.
-Csr random_uniform(index_t rows, int per_row, Scalar c, bool varying_diagonal, std::uint64_t seed)
-{
-  std::mt19937_64 rng(seed);
-  Csr A;
-  A.rows = A.cols = rows;
-  for (index_t r = 0; r < rows; ++r) {
-    std::vector<int> cols;
-    const int count = static_cast<int>(rng() % static_cast<std::uint64_t>(per_row + 1));
-    for (int k = 0; k < count; ++k) cols.push_back(static_cast<int>(rng() % static_cast<std::uint64_t>(rows)));
-    if (rng() % 5 != 0) cols.push_back(static_cast<int>(r));
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    for (const int j : cols) {
-      A.colind.push_back(j);
-      A.values.push_back(j == r ? (varying_diagonal ? Scalar(2.0 + static_cast<double>(r % 7)) : Scalar(2.0)) : c);
-    }
-    A.rowptr.push_back(static_cast<int>(A.colind.size()));
-  }
-  return A;
-}
 
 /// The split as one loop over the rows computes it (the reference).
 std::optional<UniformPattern> reference_pattern(const Csr &A)
@@ -106,9 +77,9 @@ TEST_P(CsrScan, UniformPatternIsTheOneLoopSplit)
   for (const index_t rows : {1, 2, 7, 333, 5000})
     for (const bool varying : {false, true}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + (varying ? ", varying diagonal" : ", constant diagonal"));
-      const Csr A = random_uniform(rows, 6, Scalar(-1.0), varying, static_cast<std::uint64_t>(rows) * 3 + varying);
+      const Csr A = uniform_offdiagonal_csr(rows, 6, Scalar(-1.0), varying, static_cast<std::uint64_t>(rows) * 3 + varying);
       const auto want = reference_pattern(A);
-      expect_same(uniform_pattern(A.view()), want);
+      expect_same(uniform_pattern(csr_view(A)), want);
       if (rows >= 7) {
         EXPECT_TRUE(want.has_value()); // the generator gave off-diagonal entries
       }
@@ -117,8 +88,8 @@ TEST_P(CsrScan, UniformPatternIsTheOneLoopSplit)
 
 TEST_P(CsrScan, OneDifferentValueAnywhereRefusesThePattern)
 {
-  const Csr base = random_uniform(4000, 5, Scalar(0.5), false, 11);
-  ASSERT_TRUE(uniform_pattern(base.view()).has_value());
+  const Csr base = uniform_offdiagonal_csr(4000, 5, Scalar(0.5), false, 11);
+  ASSERT_TRUE(uniform_pattern(csr_view(base)).has_value());
   for (const double where : {0.0, 0.37, 0.999}) { // first, middle and last off-diagonal entry
     Csr A = base;
     std::vector<std::size_t> off;
@@ -126,44 +97,44 @@ TEST_P(CsrScan, OneDifferentValueAnywhereRefusesThePattern)
       for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j)
         if (A.colind[j] != r) off.push_back(static_cast<std::size_t>(j));
     A.values[off[static_cast<std::size_t>(where * static_cast<double>(off.size() - 1))]] = Scalar(0.25);
-    EXPECT_FALSE(uniform_pattern(A.view()).has_value()) << "the different value at " << where;
+    EXPECT_FALSE(uniform_pattern(csr_view(A)).has_value()) << "the different value at " << where;
   }
-  Csr negzero = random_uniform(3000, 4, Scalar(0.0), false, 12); // -0.0 and 0.0 differ bit for bit
+  Csr negzero = uniform_offdiagonal_csr(3000, 4, Scalar(0.0), false, 12); // -0.0 and 0.0 differ bit for bit
   for (index_t r = negzero.rows - 1, done = 0; r >= 0 && !done; --r)
     for (int j = negzero.rowptr[r]; j < negzero.rowptr[r + 1]; ++j)
       if (negzero.colind[j] != r) negzero.values[j] = Scalar(-0.0), done = 1;
-  EXPECT_FALSE(uniform_pattern(negzero.view()).has_value());
+  EXPECT_FALSE(uniform_pattern(csr_view(negzero)).has_value());
 }
 
 TEST_P(CsrScan, RefusesTwoDiagonalEntriesADiagonalOnlyAndNonSquare)
 {
-  Csr A = random_uniform(3000, 4, Scalar(1.0), false, 13);
+  Csr A = uniform_offdiagonal_csr(3000, 4, Scalar(1.0), false, 13);
   Csr twice = A; // the last row gets a second diagonal entry
   twice.colind.push_back(static_cast<int>(twice.rows - 1));
   twice.values.push_back(Scalar(2.0));
   twice.colind.push_back(static_cast<int>(twice.rows - 1));
   twice.values.push_back(Scalar(2.0));
   twice.rowptr.back() += 2;
-  EXPECT_FALSE(uniform_pattern(twice.view()).has_value());
+  EXPECT_FALSE(uniform_pattern(csr_view(twice)).has_value());
   Csr diagonal;
   diagonal.rows = diagonal.cols = 500;
   for (int r = 0; r < 500; ++r) diagonal.colind.push_back(r), diagonal.values.push_back(Scalar(3.0)), diagonal.rowptr.push_back(r + 1);
-  EXPECT_FALSE(uniform_pattern(diagonal.view()).has_value());
+  EXPECT_FALSE(uniform_pattern(csr_view(diagonal)).has_value());
   Csr wide = A;
   wide.cols = A.rows + 1;
-  EXPECT_FALSE(uniform_pattern(wide.view()).has_value());
+  EXPECT_FALSE(uniform_pattern(csr_view(wide)).has_value());
 }
 
 TEST_P(CsrScan, ValidationNamesTheFirstBadEntry)
 {
-  Csr A = random_uniform(6000, 5, Scalar(1.0), true, 14);
-  EXPECT_NO_THROW(validate_csr(A.view()));
+  Csr A = uniform_offdiagonal_csr(6000, 5, Scalar(1.0), true, 14);
+  EXPECT_NO_THROW(validate_csr(csr_view(A)));
   const std::size_t nnz = A.colind.size();
   Csr bad = A;
   bad.colind[nnz / 3] = static_cast<int>(A.cols);     // the first bad one
   bad.colind[nnz - 1] = -1;                           // a later one, in another part
   try {
-    validate_csr(bad.view());
+    validate_csr(csr_view(bad));
     FAIL() << "an index outside the matrix was accepted";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("column index " + std::to_string(A.cols) + " at entry " + std::to_string(nnz / 3)), std::string::npos)
@@ -171,7 +142,7 @@ TEST_P(CsrScan, ValidationNamesTheFirstBadEntry)
   }
   Csr decreasing = A;
   decreasing.rowptr[100] = decreasing.rowptr[101] + 1;
-  EXPECT_THROW(validate_csr(decreasing.view()), Error);
+  EXPECT_THROW(validate_csr(csr_view(decreasing)), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Parts, CsrScan, ::testing::Values(1, 2, 3, 5, 16), [](const auto &info) { return "parts" + std::to_string(info.param); });

@@ -557,7 +557,7 @@ TEST_P(CudaBackendOps, ProjectedEigenIsEquivalentToRef)
       const double tol = 64 * n * eps * snorm;
       for (int j = 0; j < n; ++j) {
         ASSERT_LE(std::abs(w_dev[j] - w_ref[j]), tol) << "eigenvalue " << j;
-        if (j) ASSERT_LE(w_dev[j - 1], w_dev[j] + tol) << "ascending (copies of a value in any order)";
+        if (j) { ASSERT_LE(w_dev[j - 1], w_dev[j] + tol) << "ascending (copies of a value in any order)"; }
         const double *z = Z_dev.data() + static_cast<std::size_t>(j) * ldz;
         for (int i = 0; i < n; ++i) { // ||S z - w z||, row by row
           double r = -w_dev[j] * z[i];
@@ -849,11 +849,6 @@ void csr_scale(const Csr &A, const Scalar *x, double *y)
     for (int j = A.rowptr[r]; j < A.rowptr[r + 1]; ++j) s += std::abs(A.values[j] * x[A.colind[j]]);
     y[r] = s;
   }
-}
-
-CsrView csr_view(const Csr &A)
-{
-  return {A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(), A.colind.data(), A.values.data()};
 }
 
 /// op->apply_block on X (cols x b, leading dimension cols + 3) into a NaN-poisoned Y (rows x b, rows + 2),
@@ -1596,6 +1591,22 @@ TEST_F(DeviceOperators, FilteredApplyIsEquivalentToRef)
         {"CSR host fallback", nullptr, sparse, KernelFlavor::Custom, 4.0, 4.5, 5, true}};
     for (const FilterCase &c : cases) {
       SCOPED_TRACE(c.name + " n " + std::to_string(n));
+      expect_filtered(c, n);
+    }
+    // The value-less pattern products' fused steps: uploaded, and split on the device from device arrays.
+    if (m == 1) continue; // no off-diagonal entry: no pattern
+    const Csr L = laplacian(m);
+    DeviceBuffer<int> rp = upload(L.rowptr), ci = upload(L.colind);
+    DeviceBuffer<Scalar> va = upload(L.values);
+    const CsrView on_device{L.rows, L.cols, static_cast<index_t>(L.colind.size()), rp.data(), ci.data(), va.data()};
+    const auto lap = [&L](const Scalar *x, Scalar *y) { csr_apply(L, x, y); };
+    const std::vector<FilterCase> patterns{
+        {"pattern uploaded", make_csr_operator(csr_view(L), KernelFlavor::Default, -1), lap, KernelFlavor::Default, 4.0, 4.5, 5, true},
+        {"pattern split on the device", make_pattern_operator_on_device(on_device, -1), lap, KernelFlavor::Custom, 4.0, 4.5, 5, true}};
+    for (const FilterCase &c : patterns) {
+      SCOPED_TRACE(c.name + " n " + std::to_string(n));
+      ASSERT_NE(c.op, nullptr);
+      EXPECT_NE(c.op->description().find("pattern SpMV"), std::string::npos) << c.op->description();
       expect_filtered(c, n);
     }
   }

@@ -6,6 +6,8 @@
 // Data are Scalars: in a complex build genuinely complex (test_matrices.hpp), and the references
 // conjugate the left factor of every inner product, so a kernel that does not (or swaps the parts)
 // fails by O(1), far above any tolerance here.
+#include "cuda/csr_scan.hpp"
+#include "cuda/device_pattern.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda_test_support.hpp"
 
@@ -235,8 +237,9 @@ TEST_F(CsrSpmv, PatternSpmvIsEquivalentToRef)
 
 TEST_F(CsrSpmv, PatternLanesFollowTheMeasuredRule)
 {
-  EXPECT_EQ(k::pattern_lanes(1000000, 3996000, 4), 1);      // 2-D Laplacian: regular, 4 per lane
-  EXPECT_EQ(k::pattern_lanes(1000000, 5940000, 6), 2);      // 3-D Laplacian
+  EXPECT_EQ(k::pattern_lanes(1000000, 3996000, 4), 1);      // 2-D Laplacian: regular, 8 per lane
+  EXPECT_EQ(k::pattern_lanes(1000000, 5940000, 6), 1);      // 3-D Laplacian: also best at 1 (the filter step's bench)
+  EXPECT_EQ(k::pattern_lanes(1000000, 26000000, 26), 4);    // 27-point stencil: 26 / 8 rounds to 4
   EXPECT_EQ(k::pattern_lanes(2000000, 31988866, 4103), 8);  // Chung-Lu: irregular, 2 per lane
   EXPECT_EQ(k::pattern_lanes(1000, 1000000, 1000), 32);     // dense rows: a warp, no more
   EXPECT_EQ(k::pattern_lanes(1000, 10, 5), 1);              // nearly empty
@@ -299,18 +302,34 @@ TEST_F(CsrSpmv, CsrSpmmIsEquivalentToRef)
       << "6 lanes";
 }
 
+/// The pattern of a random square CSR matrix on the device (an entry on the diagonal is allowed here),
+/// a random diagonal vector, and the off-diagonal value c and diagonal value d0 the pattern tests take.
+struct RandomPattern {
+  RandomPattern(index_t rows, double mean, std::uint64_t seed)
+      : A(random_csr(rows, rows, mean, seed)), rp(upload(A.rowptr)), ci(upload(A.colind)),
+        dd(upload(random_vector(static_cast<std::size_t>(std::max<index_t>(rows, 1)), seed + 1))),
+        entries(static_cast<index_t>(A.colind.size()))
+  {
+  }
+  Csr A;
+  DeviceBuffer<int> rp, ci;
+  DeviceBuffer<Scalar> dd;
+  index_t entries;
+  Scalar c = make_scalar(-0.75, 0.5), d0 = make_scalar(2.5, -1.0);
+  /// Both diagonals: d0 for every row (null), then the vector.
+  std::vector<const Scalar *> diagonals() const { return {nullptr, dd.data()}; }
+};
+
 TEST_F(CsrSpmv, PatternSpmmIsEquivalentToRef)
 {
   std::uint64_t seed = 2900;
   for (double mean : {1.7, 12.0})
     for (index_t rows : odd_sizes()) {
-      const Csr A = random_csr(rows, rows, mean, seed += 5); // its pattern; an entry on the diagonal is allowed here
-      DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
-      const index_t entries = static_cast<index_t>(A.colind.size());
-      const std::vector<Scalar> d = random_vector(static_cast<std::size_t>(std::max<index_t>(rows, 1)), seed + 1);
-      DeviceBuffer<Scalar> dd = upload(d);
-      const Scalar c = make_scalar(-0.75, 0.5), d0 = make_scalar(2.5, -1.0);
-      for (const Scalar *dvec : {static_cast<const Scalar *>(nullptr), static_cast<const Scalar *>(dd.data())})
+      const RandomPattern P(rows, mean, seed += 5);
+      const int *rp = P.rp.data(), *ci = P.ci.data();
+      const index_t entries = P.entries;
+      const Scalar c = P.c, d0 = P.d0;
+      for (const Scalar *dvec : P.diagonals())
         for (int lanes : {1, 2, 4, 8, 16, 32})
           for (int b : {3, 8, 13}) {
             SCOPED_TRACE("pattern " + std::to_string(rows) + " mean " + std::to_string(mean) + " lanes " +
@@ -318,10 +337,10 @@ TEST_F(CsrSpmv, PatternSpmmIsEquivalentToRef)
             expect_block_is_columns(
                 rows, rows, b, seed + b, stream(),
                 [&](const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, Scalar *scratch) {
-                  k::pattern_spmm(rows, entries, rp.data(), ci.data(), c, d0, dvec, b, X, ldx, Y, ldy, scratch, stream(), lanes);
+                  k::pattern_spmm(rows, entries, rp, ci, c, d0, dvec, b, X, ldx, Y, ldy, scratch, stream(), lanes);
                 },
                 [&](const Scalar *x, Scalar *y) {
-                  k::pattern_spmv(rows, entries, rp.data(), ci.data(), c, d0, dvec, x, y, stream(), lanes);
+                  k::pattern_spmv(rows, entries, rp, ci, c, d0, dvec, x, y, stream(), lanes);
                 });
             if (HasFatalFailure()) return;
           }
@@ -718,6 +737,186 @@ TEST_F(VectorKernels, ChebyshevStepIsEquivalentToRef)
                          std::pair{d.data(), d.data()}, std::pair{c.data(), c.data()}})
     EXPECT_THROW(k::chebyshev_step(4, later, a.data(), b.data(), c.data(), next, y, stream()), cudalanczos::Error);
   EXPECT_THROW(k::chebyshev_step(-1, later, a.data(), b.data(), c.data(), c.data(), d.data(), stream()), cudalanczos::Error);
+}
+
+// --- a filter step with its product fused in (csr_chebyshev_step, pattern_chebyshev_step) -------------------
+
+using StepInputs = std::function<void(const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y)>;
+
+/// The fused step against the product into w followed by chebyshev_step, on the same inputs and with the
+/// aliasing the recurrence uses: the same bits in next and y (each row's product goes to the same step
+/// arithmetic in registers instead of through w), and cur, which the product gathers, never written.
+void expect_fused_step(index_t rows, const ChebyshevStep &st, StepAlias alias, std::uint64_t seed, cudaStream_t s,
+                       const std::function<void(const Scalar *, Scalar *)> &product, const StepInputs &fused)
+{
+  SCOPED_TRACE(std::string(st.accumulate ? "accumulate" : "overwrite") + ", alias " + std::to_string(static_cast<int>(alias)));
+  const std::size_t m = static_cast<std::size_t>(rows);
+  const std::vector<Scalar> c = random_vector(m, seed), p = alias == StepAlias::CurIsPrev ? c : random_vector(m, seed + 1),
+                            y0 = st.accumulate ? random_vector(m, seed + 2) : std::vector<Scalar>(m, nan);
+  const auto run = [&](bool fuse, std::vector<Scalar> &next_out, std::vector<Scalar> &y_out) {
+    DeviceBuffer<Scalar> dc = upload(c), dp = upload(p), dn(m), dy = upload(y0), dw(m);
+    poison(dn.data(), dn.size());
+    const Scalar *prev = alias == StepAlias::CurIsPrev ? dc.data() : dp.data();
+    Scalar *next = alias == StepAlias::NextIsPrev ? dp.data() : dn.data();
+    if (fuse) {
+      fused(dc.data(), prev, next, dy.data());
+    } else {
+      product(dc.data(), dw.data());
+      k::chebyshev_step(rows, st, dw.data(), dc.data(), prev, next, dy.data(), s);
+    }
+    next_out = download(next, m);
+    y_out = download(dy.data(), m);
+    ASSERT_EQ(download(dc.data(), m), c) << "cur written";
+  };
+  std::vector<Scalar> want_next, want_y, got_next, got_y;
+  run(false, want_next, want_y);
+  run(true, got_next, got_y);
+  for (std::size_t i = 0; i < m; ++i) {
+    ASSERT_EQ(0, std::memcmp(&got_next[i], &want_next[i], sizeof(Scalar))) << "next, row " << i << ": " << got_next[i] << " vs " << want_next[i];
+    ASSERT_EQ(0, std::memcmp(&got_y[i], &want_y[i], sizeof(Scalar))) << "y, row " << i << ": " << got_y[i] << " vs " << want_y[i];
+  }
+}
+
+/// Every step shape (a first and a later step, y accumulated or not, each aliasing) through `check`.
+void for_each_step_shape(const std::function<void(const ChebyshevStep &, StepAlias)> &check)
+{
+  const ChebyshevStep first{0.625, -0.1875, 0.0, 0.3, -0.7, false}, later{1.25, -0.375, -1.0, 0.0, 0.45, true};
+  for (const ChebyshevStep &base : {first, later})
+    for (bool accumulate : {false, true})
+      for (StepAlias alias : {StepAlias::None, StepAlias::NextIsPrev, StepAlias::CurIsPrev}) {
+        ChebyshevStep st = base;
+        st.accumulate = accumulate;
+        check(st, alias);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+TEST_F(VectorKernels, FusedCsrChebyshevStepIsProductThenStep)
+{
+  std::uint64_t seed = 7500;
+  for (double mean : {0.5, 6.0, 80.0}) // empty rows, short rows, a warp a row
+    for (index_t rows : odd_sizes()) {
+      const Csr A = random_csr(rows, rows, mean, seed += 11);
+      DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+      DeviceBuffer<Scalar> va = upload(A.values);
+      const index_t nnz = static_cast<index_t>(A.colind.size());
+      for (int lanes : {0, 1, 32}) {
+        SCOPED_TRACE("csr " + std::to_string(rows) + " mean " + std::to_string(mean) + " lanes " + std::to_string(lanes));
+        for_each_step_shape([&](const ChebyshevStep &st, StepAlias alias) {
+          expect_fused_step(
+              rows, st, alias, seed + 3, stream(),
+              [&](const Scalar *x, Scalar *w) { k::csr_spmv(rows, nnz, rp.data(), ci.data(), va.data(), x, w, stream(), lanes); },
+              [&](const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y) {
+                k::csr_chebyshev_step(rows, nnz, rp.data(), ci.data(), va.data(), st, cur, prev, next, y, stream(), lanes);
+              });
+        });
+        if (HasFatalFailure()) return;
+      }
+    }
+  DeviceBuffer<Scalar> a(4), b(4);
+  EXPECT_THROW(k::csr_chebyshev_step(4, 0, nullptr, nullptr, nullptr, {}, a.data(), a.data(), b.data(), b.data(), stream()),
+               cudalanczos::Error)
+      << "y is next";
+  EXPECT_THROW(k::csr_chebyshev_step(4, 0, nullptr, nullptr, nullptr, {}, a.data(), b.data(), a.data(), b.data(), stream()),
+               cudalanczos::Error)
+      << "next is cur";
+  EXPECT_THROW(k::csr_chebyshev_step(4, 0, nullptr, nullptr, nullptr, {}, a.data(), a.data(), b.data(), a.data(), stream(), 3),
+               cudalanczos::Error)
+      << "3 lanes";
+}
+
+TEST_F(VectorKernels, FusedPatternChebyshevStepIsProductThenStep)
+{
+  std::uint64_t seed = 7800;
+  for (double mean : {1.7, 12.0})
+    for (index_t rows : odd_sizes()) {
+      const RandomPattern P(rows, mean, seed += 11);
+      for (const Scalar *dvec : P.diagonals())
+        for (int lanes : {0, 2, 16}) {
+          SCOPED_TRACE("pattern " + std::to_string(rows) + " mean " + std::to_string(mean) + " lanes " + std::to_string(lanes) +
+                       (dvec ? " diagonal vector" : " diagonal 2.5"));
+          for_each_step_shape([&](const ChebyshevStep &st, StepAlias alias) {
+            expect_fused_step(
+                rows, st, alias, seed + 5, stream(),
+                [&](const Scalar *x, Scalar *w) {
+                  k::pattern_spmv(rows, P.entries, P.rp.data(), P.ci.data(), P.c, P.d0, dvec, x, w, stream(), lanes);
+                },
+                [&](const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y) {
+                  k::pattern_chebyshev_step(rows, P.entries, P.rp.data(), P.ci.data(), P.c, P.d0, dvec, st, cur, prev, next, y,
+                                            stream(), lanes);
+                });
+          });
+          if (HasFatalFailure()) return;
+        }
+    }
+}
+
+// --- the uniform-pattern split on the device (device_pattern.hpp) ---------------------------------------------
+
+/// uniform_pattern_on_device of A uploaded against csr_scan's host split of A (checked against a
+/// one-loop reference in test_csr_scan): the same refusal, or the same value, diagonal and arrays.
+void expect_device_split(const Csr &A)
+{
+  const std::optional<UniformPattern> want = uniform_pattern(csr_view(A));
+  DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
+  DeviceBuffer<Scalar> va = upload(A.values);
+  const CsrView device_view{A.rows, A.cols, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), va.data()};
+  const std::optional<DeviceUniformPattern> got = uniform_pattern_on_device(device_view);
+  ASSERT_EQ(got.has_value(), want.has_value());
+  if (!want) return;
+  EXPECT_EQ(0, std::memcmp(&got->offdiagonal, &want->offdiagonal, sizeof(Scalar)));
+  EXPECT_EQ(download(got->rowptr.data(), got->rowptr.size()), std::vector<int>(want->rowptr.data(), want->rowptr.data() + want->rowptr.size()));
+  EXPECT_EQ(got->entries, static_cast<index_t>(want->colind.size()));
+  EXPECT_EQ(download(got->colind.data(), got->colind.size()), std::vector<int>(want->colind.data(), want->colind.data() + want->colind.size()));
+  EXPECT_EQ(download(got->diagonal_vector.data(), got->diagonal_vector.size()), want->diagonal_vector);
+  if (want->diagonal_vector.empty()) {
+    EXPECT_EQ(0, std::memcmp(&got->diagonal, &want->diagonal, sizeof(Scalar)));
+  }
+  index_t longest = 0;
+  for (std::size_t r = 0; r + 1 < want->rowptr.size(); ++r) longest = std::max<index_t>(longest, want->rowptr[r + 1] - want->rowptr[r]);
+  EXPECT_EQ(got->longest, longest);
+}
+
+TEST_F(CsrSpmv, DeviceUniformPatternIsTheHostSplit)
+{
+  for (const index_t rows : {1, 2, 7, 333, 5000, 100003})
+    for (const bool varying : {false, true}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + (varying ? ", varying diagonal" : ", constant diagonal"));
+      expect_device_split(uniform_offdiagonal_csr(rows, 6, make_scalar(-1.0, 0.25), varying, 9000 + rows));
+    }
+  // The refusals: one different value (first, middle, last off-diagonal entry), -0.0 against 0.0, a second
+  // diagonal entry, a diagonal only, not square; and general random matrices.
+  const Csr base = uniform_offdiagonal_csr(4000, 5, Scalar(0.5), false, 11);
+  std::vector<std::size_t> off;
+  for (index_t r = 0; r < base.rows; ++r)
+    for (int j = base.rowptr[r]; j < base.rowptr[r + 1]; ++j)
+      if (base.colind[j] != r) off.push_back(static_cast<std::size_t>(j));
+  for (const std::size_t at : {off.front(), off[off.size() / 2], off.back()}) {
+    Csr A = base;
+    A.values[at] = Scalar(0.25);
+    SCOPED_TRACE("different value at entry " + std::to_string(at));
+    expect_device_split(A);
+  }
+  Csr negzero = uniform_offdiagonal_csr(3000, 4, Scalar(0.0), false, 12);
+  bool planted = false; // in the last row with an off-diagonal entry
+  for (index_t r = negzero.rows - 1; r >= 0 && !planted; --r)
+    for (int j = negzero.rowptr[r]; j < negzero.rowptr[r + 1] && !planted; ++j)
+      if (negzero.colind[j] != r) negzero.values[j] = Scalar(-0.0), planted = true;
+  ASSERT_TRUE(planted);
+  expect_device_split(negzero);
+  Csr twice = base;
+  twice.colind.insert(twice.colind.end(), 2, static_cast<int>(twice.rows - 1));
+  twice.values.insert(twice.values.end(), 2, Scalar(2.0));
+  twice.rowptr.back() += 2;
+  expect_device_split(twice);
+  Csr diagonal;
+  diagonal.rows = diagonal.cols = 500;
+  for (int r = 0; r < 500; ++r) diagonal.colind.push_back(r), diagonal.values.push_back(Scalar(3.0)), diagonal.rowptr.push_back(r + 1);
+  expect_device_split(diagonal);
+  Csr wide = base;
+  wide.cols = base.rows + 1;
+  expect_device_split(wide);
+  for (index_t rows : odd_sizes()) expect_device_split(random_csr(rows, rows, 3.0, 9500 + rows));
 }
 
 } // namespace

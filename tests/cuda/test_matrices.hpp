@@ -7,11 +7,13 @@
 
 #include "core/backend.hpp"
 #include "core/random.hpp"
+#include "cuda/cuda_backend.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <random>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -108,6 +110,36 @@ inline Csr magnetic_laplacian(index_t m, double flux)
 /// The 5-point Laplacian on an m x m grid (m^2 rows): the lattice above without a field (every phase
 /// exactly 1, so the entries are exactly -1 and 4).
 inline Csr laplacian(index_t m) { return magnetic_laplacian(m, 0.0); }
+
+/// The view the operators and the scans take of A's host arrays.
+inline CsrView csr_view(const Csr &A)
+{
+  return {A.rows, A.cols, static_cast<index_t>(A.colind.size()), A.rowptr.data(), A.colind.data(), A.values.data()};
+}
+
+/// rows x rows with up to `per_row` off-diagonal entries a row, all of value c (some rows empty), a
+/// diagonal entry in most rows (value 2, or row-dependent when `varying_diagonal`), sorted columns: a
+/// matrix with a uniform pattern (csr_scan.hpp, device_pattern.hpp).
+inline Csr uniform_offdiagonal_csr(index_t rows, int per_row, Scalar c, bool varying_diagonal, std::uint64_t seed)
+{
+  std::mt19937_64 rng(seed);
+  Csr A;
+  A.rows = A.cols = rows;
+  for (index_t r = 0; r < rows; ++r) {
+    std::vector<int> cols;
+    const int count = static_cast<int>(rng() % static_cast<std::uint64_t>(per_row + 1));
+    for (int k = 0; k < count; ++k) cols.push_back(static_cast<int>(rng() % static_cast<std::uint64_t>(rows)));
+    if (rng() % 5 != 0) cols.push_back(static_cast<int>(r));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (const int j : cols) {
+      A.colind.push_back(j);
+      A.values.push_back(j == r ? (varying_diagonal ? Scalar(2.0 + static_cast<double>(r % 7)) : Scalar(2.0)) : c);
+    }
+    A.rowptr.push_back(static_cast<int>(A.colind.size()));
+  }
+  return A;
+}
 
 /// A random Hermitian n x n matrix, column-major with leading dimension ld >= n, padding rows NaN:
 /// A[i, j] = conj(A[j, i]) random Scalars, the diagonal real. Symmetric in the real build.

@@ -11,7 +11,8 @@
    rank (asked for by name) and on 2 (what aijcusparse / densecuda become there). Every eigenvalue is
    compared with SLEPc's krylovschur on the same Mat, and every returned eigenvector's true residual
    ||A x - lambda x|| is computed by PETSc (MatMult on the Mat's own vectors: device vectors for device
-   Mats) against ||A||_1. With a CUDA PETSc (3.20+) on the CUDA backend, the eigenvectors of a device Mat
+   Mats) against ||A||_1. A one-process device Mat whose off-diagonal entries are all one value gets its
+   pattern split off on the device instead (the value-less product, as for an uploaded host Mat). With a CUDA PETSc (3.20+) on the CUDA backend, the eigenvectors of a device Mat
    go into the BV's VECCUDA columns device to device (-eps_view says so), and so do a host Mat's (the BV
    gets VECCUDA columns from the plugin) and those of a host Mat that makes VECCUDA vectors
    (MatSetVecType), with a VECCUDA initial vector read the same way.
@@ -219,8 +220,8 @@ static PetscErrorCode SolveAndCheck(EPS eps, Mat A, const char *what, int upload
     char      line[512], name[256];
     PetscBool found;
     PetscCall(ViewLine(eps, "operator:", line, sizeof(line), &found));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: the Mat's device data used in place", what));
-    PetscCall(Check((PetscBool)(found && strstr(line, "(PETSc's device array, used in place)")), name, line));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s: the Mat's device data used in place, or its pattern split off there", what));
+    PetscCall(Check((PetscBool)(found && (strstr(line, "(PETSc's device array, used in place)") || strstr(line, "(split on the device from PETSc's device array)"))), name, line));
 #if PETSC_VERSION_GE(3, 20, 0)
     PetscCall(CheckDeviceBV(eps, what)); /* a device Mat's vectors, and so the BV's columns, are VECCUDA */
 #endif
@@ -353,6 +354,21 @@ static PetscErrorCode HostAndDeviceMats(void)
   }
 #endif
   PetscCall(SolveAndCheck(ed, D, "host and device Mats: the other", device_mat ? 2 : -1));
+  if (device_mat) {
+    /* the off-diagonal entries are all -1: on one process the default kernels split the device Mat's
+       value-less pattern off on the device, as they do for an uploaded host Mat; MPI types stay in place */
+    char        line[512];
+    PetscBool   found, on_cuda;
+    PetscMPIInt size;
+    long        bytes;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCall(Uploaded(ed, &on_cuda, &bytes));
+    PetscCall(ViewLine(ed, "operator:", line, sizeof(line), &found));
+    if (on_cuda && size == 1)
+      PetscCall(Check((PetscBool)(found && strstr(line, "pattern SpMV") && strstr(line, "(split on the device from PETSc's device array)")),
+                      "host and device Mats: a uniform device Mat's pattern is split off on the device", line));
+    if (on_cuda && size > 1) PetscCall(Check((PetscBool)(found && strstr(line, "used in place")), "host and device Mats: an MPI device Mat is used in place", line));
+  }
   PetscCall(EPSSetOperators(ea, A, NULL));
   PetscCall(SolveAndCheck(ea, A, "host and device Mats: the host Mat again", 0));
   PetscCall(EPSDestroy(&ea));

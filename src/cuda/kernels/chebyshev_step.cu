@@ -1,10 +1,13 @@
 // One step of a Chebyshev filter's recurrence (kernels.cuh: chebyshev_step), fused: the new Chebyshev
 // vector and the running sum y in one pass, so that a filter of degree d reads and writes each long
-// vector d times rather than once per vector operation of the step.
+// vector d times rather than once per vector operation of the step. With a sparse matrix the step's
+// product is fused in too (csr_chebyshev_step, pattern_chebyshev_step): the row groups of the sparse
+// products hand each row's entry of A cur to the step in registers, and w is never stored.
 #include "cuda/kernels.cuh"
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels/launch.cuh"
+#include "cuda/kernels/sparse_row_groups.cuh"
 
 #include <string>
 
@@ -12,6 +15,15 @@ namespace cudalanczos::cuda::kernels {
 namespace {
 using namespace detail;
 using namespace scalar_ops;
+
+// One entry of the step from w = (A cur)_i: the host reference's order, (alpha w + beta cur) + gamma prev,
+// then (y + nu cur) + mu next. Without Accumulate y's old value is not used.
+template <bool Accumulate>
+__device__ __forceinline__ void step_entry(const ChebyshevStep &st, DScalar w, DScalar c, DScalar p, DScalar &y, DScalar &next)
+{
+  next = mul_add(st.gamma, p, mul_add(st.beta, c, scaled(st.alpha, w)));
+  y = mul_add(st.mu, next, Accumulate ? mul_add(st.nu, c, y) : scaled(st.nu, c));
+}
 
 // Entries i..i+W-1. prev may be next itself: its entries are loaded before next's are stored, and no
 // other thread touches them. Without Accumulate y is only written (it may hold NaN before step 1).
@@ -26,11 +38,7 @@ __device__ __forceinline__ void step_entries(index_t i, ChebyshevStep st, const 
   load_rw<W>(prev + i, pv);
   if constexpr (Accumulate) load_rw<W>(y + i, yv);
 #pragma unroll
-  for (int e = 0; e < W; ++e) {
-    // The host reference's order: (alpha w + beta cur) + gamma prev, then (y + nu cur) + mu next.
-    nv[e] = mul_add(st.gamma, pv[e], mul_add(st.beta, cv[e], scaled(st.alpha, wv[e])));
-    yv[e] = mul_add(st.mu, nv[e], Accumulate ? mul_add(st.nu, cv[e], yv[e]) : scaled(st.nu, cv[e]));
-  }
+  for (int e = 0; e < W; ++e) step_entry<Accumulate>(st, wv[e], cv[e], pv[e], yv[e], nv[e]);
   store<W>(next + i, nv);
   store<W>(y + i, yv);
 }
@@ -60,17 +68,79 @@ void launch_step(index_t n, const ChebyshevStep &st, const DScalar *w, const DSc
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
+/// The row groups' output for the fused step: row's entry of A cur goes through step_entry, as
+/// chebyshev_step would take it from w. Only the row's own thread reads prev[row] and y[row] and writes
+/// next[row] and y[row], so next may be prev; cur is only read (gathered by the product).
+template <bool Accumulate>
+struct StepOut {
+  ChebyshevStep st;
+  const DScalar *__restrict__ cur;
+  const DScalar *prev;
+  DScalar *next;
+  DScalar *__restrict__ y;
+  __device__ void operator()(index_t row, int, DScalar w) const
+  {
+    DScalar yv = Accumulate ? y[row] : DScalar{}, nv;
+    step_entry<Accumulate>(st, w, __ldg(cur + row), prev[row], yv, nv);
+    next[row] = nv;
+    y[row] = yv;
+  }
+};
+
+void check_step_arrays(const char *who, const Scalar *w, const Scalar *cur, const Scalar *prev, const Scalar *next,
+                       const Scalar *y)
+{
+  // The aliasing the recurrence never needs, caught where it is cheap to see (a shared start): only
+  // next and prev may be one array, and cur and prev (step 1).
+  if (next == w || next == cur || next == y || y == w || y == cur || y == prev)
+    throw Error(std::string(who) + ": next and y must be arrays of their own (only next may be prev)");
+}
+
+/// The fused product and step: row groups of `lanes` over the matrix `op` weighs, into StepOut.
+template <class Row>
+void launch_fused_step(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const ChebyshevStep &st,
+                       const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y, cudaStream_t stream)
+{
+  if (st.accumulate)
+    launch_row_groups<1>(lanes, rows, rowptr, colind, op, dev(cur), 1, StepOut<true>{st, dev(cur), dev(prev), dev(next), dev(y)},
+                         stream);
+  else
+    launch_row_groups<1>(lanes, rows, rowptr, colind, op, dev(cur), 1,
+                         StepOut<false>{st, dev(cur), dev(prev), dev(next), dev(y)}, stream);
+}
+
 } // namespace
+
+void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
+                        const ChebyshevStep &step, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                        cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || nnz < 0) throw Error("csr_chebyshev_step: negative size");
+  check_lanes("csr_chebyshev_step", lanes);
+  if (rows == 0) return;
+  check_step_arrays("csr_chebyshev_step", nullptr, cur, prev, next, y);
+  launch_fused_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, cur, prev, next, y,
+                    stream);
+}
+
+void pattern_chebyshev_step(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                            const Scalar *dvec, const ChebyshevStep &step, const Scalar *cur, const Scalar *prev,
+                            Scalar *next, Scalar *y, cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || entries < 0) throw Error("pattern_chebyshev_step: negative size");
+  check_lanes("pattern_chebyshev_step", lanes);
+  if (rows == 0) return;
+  check_step_arrays("pattern_chebyshev_step", nullptr, cur, prev, next, y);
+  const int g = lanes ? lanes : lanes_for(rows, entries);
+  with_pattern_row(c, d0, dvec, [&](auto op) { launch_fused_step(g, rows, rowptr, colind, op, step, cur, prev, next, y, stream); });
+}
 
 void chebyshev_step(index_t n, const ChebyshevStep &step, const Scalar *w, const Scalar *cur, const Scalar *prev,
                     Scalar *next, Scalar *y, cudaStream_t stream)
 {
   if (n < 0) throw Error("chebyshev_step: negative length " + std::to_string(n));
   if (n == 0) return;
-  // The aliasing the recurrence never needs, caught where it is cheap to see (a shared start): only
-  // next and prev may be one array, and cur and prev (step 1).
-  if (next == w || next == cur || next == y || y == w || y == cur || y == prev)
-    throw Error("chebyshev_step: next and y must be arrays of their own (only next may be prev)");
+  check_step_arrays("chebyshev_step", w, cur, prev, next, y);
   if (step.accumulate)
     launch_step<true>(n, step, dev(w), dev(cur), dev(prev), dev(next), dev(y), stream);
   else

@@ -1,7 +1,8 @@
 // The row-group kernel under every sparse product (spmv.cu: one vector; spmm.cu: a block of vectors):
 // a group of G lanes per row, lanes striding the row and reduced by shuffles, the product taken for B
 // columns at once. `Row` says what a stored entry weighs: its value (CsrRow), or the pattern product's
-// common off-diagonal value with the diagonal kept apart (PatternRow).
+// common off-diagonal value with the diagonal kept apart (PatternRow). `Out` says where a row's product
+// goes: into the columns of Y (ColumnsOut), or through a polynomial filter's step (chebyshev_step.cu).
 #pragma once
 
 #include "cuda/cuda_check.hpp"
@@ -22,12 +23,12 @@ using namespace scalar_ops;
 // `Row` says what a stored entry weighs (weight(j)) and what a row's sum becomes (finish(row, s, x_row),
 // x_row the row's own entry of that column): the general CSR product and the pattern product share
 // everything else. Each column's sum is formed in the same order whatever B is, so a column of the block
-// product is bit for bit the single-vector product of that column.
-template <int G, int B, class Row>
+// product is bit for bit the single-vector product of that column. out(row, c, v) takes row's entry v of
+// column c of the product.
+template <int G, int B, class Row, class Out>
 __global__ void __launch_bounds__(kThreads) row_group_kernel(index_t rows, const int *__restrict__ rowptr,
                                                              const int *__restrict__ colind, Row op,
-                                                             const DScalar *__restrict__ X, index_t ldr,
-                                                             DScalar *__restrict__ Y, index_t ldy)
+                                                             const DScalar *__restrict__ X, index_t ldr, Out out)
 {
   const index_t t = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   const index_t row = t / G;
@@ -52,9 +53,16 @@ __global__ void __launch_bounds__(kThreads) row_group_kernel(index_t rows, const
   }
   if (lane == 0 && row < rows) {
 #pragma unroll
-    for (int c = 0; c < B; ++c) Y[row + c * ldy] = op.finish(row, s[c], X + row * ldr + c);
+    for (int c = 0; c < B; ++c) out(row, c, op.finish(row, s[c], X + row * ldr + c));
   }
 }
+
+/// The products' own output: column c of the product into Y + c * ldy (column-major).
+struct ColumnsOut {
+  DScalar *__restrict__ Y;
+  index_t ldy;
+  __device__ void operator()(index_t row, int c, DScalar v) const { Y[row + c * ldy] = v; }
+};
 
 /// csr_spmv / csr_spmm: each entry its value.
 struct CsrRow {
@@ -87,28 +95,28 @@ void with_pattern_row(Scalar c, Scalar d0, const Scalar *dvec, F &&f)
   else f(PatternRow<false>{dev_value(c), dev_value(d0), dev(dvec)});
 }
 
-template <int G, int B, class Row>
+template <int G, int B, class Row, class Out>
 void launch_fixed_groups(index_t rows, const int *rowptr, const int *colind, Row op, const DScalar *X, index_t ldr,
-                         DScalar *Y, index_t ldy, cudaStream_t stream)
+                         Out out, cudaStream_t stream)
 {
   const index_t threads = rows * G;
   const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
-  row_group_kernel<G, B><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, op, X, ldr, Y, ldy);
+  row_group_kernel<G, B><<<blocks, kThreads, 0, stream>>>(rows, rowptr, colind, op, X, ldr, out);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
 /// row_group_kernel at the run-time lane count `lanes` (a power of two up to 32).
-template <int B, class Row>
+template <int B, class Row, class Out>
 void launch_row_groups(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const DScalar *X,
-                       index_t ldr, DScalar *Y, index_t ldy, cudaStream_t stream)
+                       index_t ldr, Out out, cudaStream_t stream)
 {
   switch (lanes) {
-  case 1: return launch_fixed_groups<1, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
-  case 2: return launch_fixed_groups<2, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
-  case 4: return launch_fixed_groups<4, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
-  case 8: return launch_fixed_groups<8, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
-  case 16: return launch_fixed_groups<16, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
-  default: return launch_fixed_groups<32, B>(rows, rowptr, colind, op, X, ldr, Y, ldy, stream);
+  case 1: return launch_fixed_groups<1, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  case 2: return launch_fixed_groups<2, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  case 4: return launch_fixed_groups<4, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  case 8: return launch_fixed_groups<8, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  case 16: return launch_fixed_groups<16, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  default: return launch_fixed_groups<32, B>(rows, rowptr, colind, op, X, ldr, out, stream);
   }
 }
 

@@ -34,10 +34,10 @@ void launch_column_chunks(int lanes, int b, index_t rows, const int *rowptr, con
     const int left = b - c;
     const DScalar *Xc = X + c;
     DScalar *Yc = Y + c * ldy;
-    if (left >= 8) launch_row_groups<8>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 8;
-    else if (left >= 4) launch_row_groups<4>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 4;
-    else if (left >= 2) launch_row_groups<2>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 2;
-    else launch_row_groups<1>(lanes, rows, rowptr, colind, op, Xc, ldr, Yc, ldy, stream), c += 1;
+    if (left >= 8) launch_row_groups<8>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 8;
+    else if (left >= 4) launch_row_groups<4>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 4;
+    else if (left >= 2) launch_row_groups<2>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 2;
+    else launch_row_groups<1>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 1;
   }
 }
 

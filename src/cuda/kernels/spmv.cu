@@ -29,8 +29,8 @@ void csr_spmv(index_t rows, index_t nnz, const int *rowptr, const int *colind, c
   if (rows < 0 || nnz < 0) throw Error("csr_spmv: negative size");
   check_lanes("csr_spmv", lanes);
   if (rows == 0) return;
-  launch_row_groups<1>(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, dev(x), 1, dev(y),
-                       rows, stream);
+  launch_row_groups<1>(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, dev(x), 1,
+                       ColumnsOut{dev(y), rows}, stream);
 }
 
 void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
@@ -40,7 +40,7 @@ void pattern_spmv(index_t rows, index_t entries, const int *rowptr, const int *c
   check_lanes("pattern_spmv", lanes);
   if (rows == 0) return;
   const int g = lanes ? lanes : lanes_for(rows, entries);
-  with_pattern_row(c, d0, dvec, [&](auto op) { launch_row_groups<1>(g, rows, rowptr, colind, op, dev(x), 1, dev(y), rows, stream); });
+  with_pattern_row(c, d0, dvec, [&](auto op) { launch_row_groups<1>(g, rows, rowptr, colind, op, dev(x), 1, ColumnsOut{dev(y), rows}, stream); });
 }
 
 void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t stream)
@@ -57,7 +57,7 @@ int pattern_lanes(index_t rows, index_t entries, index_t longest)
   if (rows <= 0 || entries <= 0) return 1;
   const double mean = static_cast<double>(entries) / static_cast<double>(rows);
   const bool regular = static_cast<double>(longest) <= 4 * mean;
-  const double per_lane = regular ? 4.0 : 2.0;
+  const double per_lane = regular ? 8.0 : 2.0;
   const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / per_lane))));
   return 1 << std::clamp(e, 0, 5);
 }
