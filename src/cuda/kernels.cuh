@@ -91,7 +91,7 @@ void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t str
 
 /// Lanes per row for pattern_spmv from the mean and the longest row length: the power of two nearest
 /// the mean over 8 (regular rows, the longest at most 4 times the mean: stencils) or over 2 (irregular:
-/// more lanes share a hub). A rule of thumb fitted to two matrices: docs/tuning.md#cuda-pattern-spmv-lanes-per-row.
+/// more lanes share a hub). A rule of thumb fitted to three matrices: docs/tuning.md#cuda-pattern-spmv-lanes-per-row.
 int pattern_lanes(index_t rows, index_t entries, index_t longest);
 
 // --- (c) fused multi-dot: kernels/multi_dot.cu -----------------------------------------------------------

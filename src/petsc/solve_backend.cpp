@@ -294,7 +294,7 @@ PetscErrorCode OperatorBackend(EPS eps, cuda::BackendConfig &config, Mat A, Pets
   PetscCallCXX(ctx->last.operator_desc = op->description() + (isshell                     ? "; a CUDA MatShell's own operator"
                                                               : op->in_place()             ? "; nothing copied"
                                                               : ctx->last.uploaded_bytes ? "; copied from the host Mat by this solve, kept with the Mat"
-                                                              : ctx->last.split_bytes    ? "; split off the Mat's device arrays by this solve, kept with the Mat"
+                                                              : ctx->last.split_bytes    ? "; made by this solve, kept with the Mat"
                                                                                          : "; the Mat's device copy, made by an earlier solve"));
   PetscFunctionReturn(0);
 }
