@@ -372,11 +372,13 @@ public:
                                    y_.get(), blas::kDataType, kAlgorithm, buffer_.data()));
   }
 
-  // The custom kernel's lanes with the step fused in; cuSPARSE's product has no place for it.
+  // The step fused into the custom kernel where the default flavor took it for short rows (1 lane a
+  // row): from 4 lanes a row the fused step was slower than the two kernels
+  // (docs/tuning.md#cuda-filter-steps-with-the-product-fused-in), and cuSPARSE's product has no place for it.
   bool apply_chebyshev_step(const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
                             void *stream) const override
   {
-    if (flavor_ != KernelFlavor::Custom || rows_ != cols_) return false;
+    if (short_row_lanes_ == 0 || short_row_lanes_ > 2 || rows_ != cols_) return false;
     ScopedDevice guard(device_);
     kernels::csr_chebyshev_step(rows_, nnz_, rowptr_.data, colind_.data, values_.data, st, cur, prev, next, y,
                                 static_cast<cudaStream_t>(stream), short_row_lanes_);
