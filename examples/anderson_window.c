@@ -42,12 +42,14 @@
    -mat_type sets H's type (aijcusparse: H and the vectors on the GPU with a CUDA PETSc).
 
      ./anderson_window [-L 10] [-W 16.5] [-seed 1] [-bc periodic|open] [-eps_interval -0.5,0.5] [-show 10]
-                       [-check] [-eps_type ...] [-st_type ...]
+                       [-check] [-repeat 0] [-eps_type ...] [-st_type ...]
 
    It prints how many eigenvalues the solver found in [a, b] and the solve time (EPSSolve, set-up
    included), the first -show of them in ascending order with their relative residuals
    ||H x - lambda x|| / (||H|| ||x||), and the largest of those residuals (||H|| by Gershgorin, 6 + W/2,
-   or with -check dsyev's).
+   or with -check dsyev's). -repeat R then times R re-solves of the same EPS (EPSSetOperators again) and
+   R new EPS on the same H (what a program that solves again waits for), each of which must find the
+   same count.
 
    -check (L^3 <= 4000) also gathers H on rank 0, computes all its eigenvalues densely with LAPACK's dsyev
    (zheev with complex scalars), and exits non-zero unless, with the EPS tolerance tol and
@@ -233,6 +235,54 @@ static void CompareWindow(PetscInt m, const PetscReal *lam, PetscInt n, const Pe
   if (m == 0) *worst_pair = 0;
 }
 
+/* A solver for every eigenvalue of H in a window: [-0.5, 0.5] unless -eps_interval says otherwise, and
+   whatever else the options name. */
+static PetscErrorCode CreateSolver(Mat H, EPS *eps)
+{
+  PetscFunctionBeginUser;
+  PetscCall(EPSCreate(PETSC_COMM_WORLD, eps));
+  PetscCall(EPSSetOperators(*eps, H, NULL));
+  PetscCall(EPSSetProblemType(*eps, EPS_HEP));
+  PetscCall(EPSSetWhichEigenpairs(*eps, EPS_ALL));
+  PetscCall(EPSSetInterval(*eps, -0.5, 0.5));
+  PetscCall(EPSSetTolerances(*eps, 1e-10, PETSC_DEFAULT));
+  PetscCall(EPSSetFromOptions(*eps)); /* the solver, its ST, -eps_interval */
+  PetscFunctionReturn(0);
+}
+
+/* -repeat R: what a program that solves again waits for, each R times after the first solve: the same
+   EPS solved again (EPSSetOperators with the same H, which SLEPc needs before it solves a solved EPS
+   again), and a new EPS on the same H (create, set up from the options, solve, destroy). Prints the
+   times, their medians, and how many eigenvalues each found. */
+static PetscErrorCode TimeRepeats(Mat H, EPS eps, PetscInt repeat, PetscInt count, PetscBool *differs)
+{
+  PetscLogDouble t0, t1, *times;
+  PetscInt       nconv;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(repeat, &times));
+  for (int kind = 0; kind < 2; ++kind) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:", kind ? "new EPS on the same Mat" : "re-solve on the same EPS"));
+    for (PetscInt r = 0; r < repeat; ++r) {
+      EPS e = eps;
+      PetscCall(PetscTime(&t0));
+      if (kind) PetscCall(CreateSolver(H, &e));
+      else PetscCall(EPSSetOperators(e, H, NULL));
+      PetscCall(EPSSolve(e));
+      PetscCall(EPSGetConverged(e, &nconv));
+      if (kind) PetscCall(EPSDestroy(&e));
+      PetscCall(PetscTime(&t1));
+      times[r] = t1 - t0;
+      if (nconv != count) *differs = PETSC_TRUE;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %.3f s (%" PetscInt_FMT ")", times[r], nconv));
+    }
+    PetscCall(PetscSortReal(repeat, times));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; median %.3f s\n", repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2])));
+  }
+  PetscCall(PetscFree(times));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Mat            H;
@@ -240,7 +290,7 @@ int main(int argc, char **argv)
   EPSType        type;
   Vec           *X = NULL, x1, Hx;
   Lattice        lat   = {10, 16.5, 1, BC_PERIODIC};
-  PetscInt       seed = 1, show = 10, nconv, i, n;
+  PetscInt       seed = 1, show = 10, repeat = 0, nconv, i, n;
   PetscReal      a, b, tol, thr, hnorm, *lam = NULL, *res = NULL, *lapack = NULL, worst_res = 0, worst_ortho = 0;
   PetscBool      check = PETSC_FALSE, failed = PETSC_FALSE;
   PetscLogDouble t0, t1;
@@ -253,21 +303,16 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetEnum(NULL, NULL, "-bc", BoundaryTypes, (PetscEnum *)&lat.bc, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-show", &show, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-check", &check, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
   PetscCheck(lat.L >= 2 && lat.L <= 1290, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "need 2 <= L <= 1290 (got %" PetscInt_FMT ")", lat.L);
-  PetscCheck(lat.W >= 0 && seed >= 0 && show >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "need W >= 0, seed >= 0 and show >= 0");
+  PetscCheck(lat.W >= 0 && seed >= 0 && show >= 0 && repeat >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "need W >= 0, seed >= 0, show >= 0 and repeat >= 0");
   lat.seed = (unsigned long)seed;
   n        = lat.L * lat.L * lat.L;
   PetscCheck(!check || n <= 4000, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-check solves densely: at most 4000 sites (L^3 = %" PetscInt_FMT " here)", n);
 
   PetscCall(Assemble(&lat, &H));
 
-  PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
-  PetscCall(EPSSetOperators(eps, H, NULL));
-  PetscCall(EPSSetProblemType(eps, EPS_HEP));
-  PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL));
-  PetscCall(EPSSetInterval(eps, -0.5, 0.5));
-  PetscCall(EPSSetTolerances(eps, 1e-10, PETSC_DEFAULT));
-  PetscCall(EPSSetFromOptions(eps)); /* the solver, its ST, -eps_interval */
+  PetscCall(CreateSolver(H, &eps));
   PetscCall(EPSGetInterval(eps, &a, &b));
   PetscCall(PetscTime(&t0));
   PetscCall(EPSSolve(eps));
@@ -348,6 +393,14 @@ int main(int argc, char **argv)
                           (double)(worst_pair == PETSC_MAX_REAL ? worst_member : worst_pair), (double)worst_res, (double)worst_ortho, (double)thr, (double)thr,
                           (double)PetscSqrtReal(thr), ok ? "PASSED" : "FAILED"));
     failed = (PetscBool)!ok;
+  }
+  if (repeat > 0) {
+    PetscBool differs = PETSC_FALSE;
+    PetscCall(TimeRepeats(H, eps, repeat, nconv, &differs));
+    if (differs) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a repeat found another count than the first solve's %" PetscInt_FMT ": FAILED\n", nconv));
+      failed = PETSC_TRUE;
+    }
   }
   if (X) PetscCall(VecDestroyVecs(nconv, &X));
   PetscCall(PetscFree2(lam, res));

@@ -87,6 +87,9 @@ struct EPSCUDALanczosOptions {
 struct EPSCUDALanczosPlan {
   // the ncv this EPS chose itself (0: the user's), and the largest basis allowed from it
   PetscInt ncv_chosen = 0, mpd_chosen = 0, ncv_limit = 0;
+  // an interval's or the threshold test's solve grows eps->ncv to the pairs it found (0: not grown), from
+  // what set-up left; the next set-up starts from that again (GrowSolution, eps_cudalanczos_interval.cpp)
+  PetscInt ncv_grown = 0, ncv_before_growth = 0;
   // the block size in effect (the option, or the solver's choice), whether the solver chose it, and
   // whether for many pairs (EPSCUDALanczosManyPairsBlocks)
   PetscInt  block_eff  = 1;

@@ -34,12 +34,21 @@ PetscErrorCode CheckChunkedSolve(EPS eps, const char *what)
 }
 
 // The solution arrays and the BV hold `found` pairs; perm as EPSSolve set it before the solve (its sort reads it).
+// The grown ncv is what SLEPc sizes them by, not a setting: the next set-up starts from set-up's ncv
+// again (a re-solve that took the grown one for the user's would also take set-up's mpd as the user's,
+// and bound the filtered solve's cycles by it).
 PetscErrorCode GrowSolution(EPS eps, PetscInt found)
 {
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+
   PetscFunctionBegin;
   if (found <= eps->ncv) PetscFunctionReturn(0);
-  eps->ncv = found;
-  PetscCall(EPSAllocateSolution(eps, 0));
+  ctx->plan.ncv_before_growth = eps->ncv;
+  ctx->plan.ncv_grown         = found;
+  eps->ncv                    = found;
+  PetscCall(EPSAllocateSolution(eps, 0)); // the BV's columns (it leaves eigr alone when the BV has them already)
+  PetscCall(PetscFree4(eps->eigr, eps->eigi, eps->errest, eps->perm));
+  PetscCall(PetscCalloc4(found, &eps->eigr, found, &eps->eigi, found, &eps->errest, found, &eps->perm));
   for (PetscInt i = 0; i < found; ++i) eps->perm[i] = i;
   PetscFunctionReturn(0);
 }

@@ -473,6 +473,9 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Setup, eps, 0, 0, 0));
+  // The last solve's growth of ncv to the pairs it found (an interval, the threshold test) is undone.
+  if (ctx->plan.ncv_grown > 0 && eps->ncv == ctx->plan.ncv_grown) eps->ncv = ctx->plan.ncv_before_growth;
+  ctx->plan.ncv_grown = 0;
   PetscCall(CheckProblem(eps));
   PetscCall(EPSCUDALanczosWarmUp(eps));
   // Deflation vectors (EPSSetDeflationSpace; a negative count until EPSSetUp inserts them into V as
