@@ -561,8 +561,7 @@ public:
   void apply(const Scalar *x, Scalar *y, void *stream) const override
   {
     ScopedDevice guard(device_);
-    kernels::pattern_spmv(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
-                          diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, x, y,
+    kernels::pattern_spmv(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_, diagonal_vector_.data(), x, y,
                           static_cast<cudaStream_t>(stream), lanes_);
   }
 
@@ -571,8 +570,7 @@ public:
   {
     ScopedDevice guard(device_);
     kernels::pattern_chebyshev_step(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
-                                    diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, st, cur, prev, next, y,
-                                    static_cast<cudaStream_t>(stream), lanes_);
+                                    diagonal_vector_.data(), st, cur, prev, next, y, static_cast<cudaStream_t>(stream), lanes_);
     return true;
   }
 
@@ -584,7 +582,7 @@ public:
     ScopedDevice guard(device_);
     if (b == 0) return;
     kernels::pattern_spmm(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
-                          diagonal_vector_.size() ? diagonal_vector_.data() : nullptr, b, X, ldx, Y, ldy,
+                          diagonal_vector_.data(), b, X, ldx, Y, ldy,
                           interleaved_scratch(interleaved_, rows_, b), static_cast<cudaStream_t>(stream), lanes_);
   }
 
@@ -606,7 +604,7 @@ private:
   int lanes_ = 1; // per row, kernels::pattern_lanes
   Scalar offdiagonal_, diagonal_;
   DeviceBuffer<int> rowptr_, colind_;
-  DeviceBuffer<Scalar> diagonal_vector_;
+  DeviceBuffer<Scalar> diagonal_vector_; // empty (data() null: the kernels take diagonal_ for every row) or one a row
   std::string origin_; // split on the device from the caller's matrix: whose (description); empty: uploaded
   mutable DeviceBuffer<Scalar> interleaved_; // apply_block
 };

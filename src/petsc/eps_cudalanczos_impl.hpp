@@ -217,6 +217,9 @@ inline bool EPSCUDALanczosManyPairsBlocks(PetscInt nev)
 {
   return !PetscDefined(USE_COMPLEX) && nev >= kManyPairsNev;
 }
+/// eigr, eigi, errest and perm (EPS's arrays of the values a solve returns) for n values, zeroed, perm the
+/// identity (what EPSSolve's sort starts from), in place of the ones there.
+PetscErrorCode EPSCUDALanczosValueArrays(EPS eps, PetscInt n);
 /// The most columns this EPS's BV can hold: PETSC_MAX_INT / (the largest local rows) with 32-bit PetscInt,
 /// whose count of a rank's nloc x cols entries must not wrap. Collective.
 PetscErrorCode EPSCUDALanczosMaxBVColumns(EPS eps, PetscInt *most);

@@ -47,9 +47,7 @@ PetscErrorCode GrowSolution(EPS eps, PetscInt found)
   ctx->plan.ncv_grown         = found;
   eps->ncv                    = found;
   PetscCall(EPSAllocateSolution(eps, 0)); // the BV's columns (it leaves eigr alone when the BV has them already)
-  PetscCall(PetscFree4(eps->eigr, eps->eigi, eps->errest, eps->perm));
-  PetscCall(PetscCalloc4(found, &eps->eigr, found, &eps->eigi, found, &eps->errest, found, &eps->perm));
-  for (PetscInt i = 0; i < found; ++i) eps->perm[i] = i;
+  PetscCall(EPSCUDALanczosValueArrays(eps, found));
   PetscFunctionReturn(0);
 }
 

@@ -419,10 +419,10 @@ PetscErrorCode AllocateSolution(EPS eps)
   ierr     = EPSAllocateSolution(eps, 0);
   eps->ncv = ncv;
   PetscCall(ierr);
-  PetscCall(PetscFree4(eps->eigr, eps->eigi, eps->errest, eps->perm));
-  PetscCall(PetscMalloc4(ncv, &eps->eigr, ncv, &eps->eigi, ncv, &eps->errest, ncv, &eps->perm));
+  PetscCall(EPSCUDALanczosValueArrays(eps, ncv));
   PetscFunctionReturn(0);
 }
+
 
 // A generalized problem: the BV's inner product is B's (SLEPc's own solvers set it in their set-up, not in
 // EPSSetUp), so that the deflation space EPSSetUp inserts, BVNormalize and the vectors returned are
@@ -546,5 +546,14 @@ PetscErrorCode EPSCUDALanczosMaxBVColumns(EPS eps, PetscInt *most)
   PetscCallMPI(MPIU_Allreduce(&eps->nloc, &nloc_max, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)eps)));
   if (nloc_max > 0) *most = PETSC_MAX_INT / nloc_max;
 #endif
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode EPSCUDALanczosValueArrays(EPS eps, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree4(eps->eigr, eps->eigi, eps->errest, eps->perm));
+  PetscCall(PetscCalloc4(n, &eps->eigr, n, &eps->eigi, n, &eps->errest, n, &eps->perm));
+  for (PetscInt i = 0; i < n; ++i) eps->perm[i] = i;
   PetscFunctionReturn(0);
 }

@@ -112,6 +112,20 @@ std::vector<T> download(const T *d, std::size_t count)
   return h;
 }
 
+/// A host CSR matrix's device copy, and the view of it the on-device operators take.
+struct DeviceCsr {
+  DeviceBuffer<int> rowptr, colind;
+  DeviceBuffer<Scalar> values;
+  CsrView view;
+};
+
+inline DeviceCsr to_device(const Csr &A)
+{
+  DeviceCsr d{upload(A.rowptr), upload(A.colind), upload(A.values), {}};
+  d.view = {A.rows, A.cols, static_cast<index_t>(A.colind.size()), d.rowptr.data(), d.colind.data(), d.values.data()};
+  return d;
+}
+
 /// Fills device memory with NaN (all bits set: both parts of a complex), so that an entry a kernel
 /// forgot to write fails.
 template <class T>

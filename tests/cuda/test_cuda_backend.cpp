@@ -1008,19 +1008,6 @@ TEST_F(DeviceOperators, OnlyUniformSquareCsrUsesThePatternKernel)
 // --- operators on the caller's device memory, used in place (make_*_operator_on_device) ---
 
 /// A CSR matrix's arrays on the device, and the view of them.
-struct DeviceCsr {
-  DeviceBuffer<int> rowptr, colind;
-  DeviceBuffer<Scalar> values;
-  CsrView view;
-};
-
-DeviceCsr to_device(const Csr &A)
-{
-  DeviceCsr d{upload(A.rowptr), upload(A.colind), upload(A.values), {}};
-  d.view = {A.rows, A.cols, static_cast<index_t>(A.colind.size()), d.rowptr.data(), d.colind.data(), d.values.data()};
-  return d;
-}
-
 bool says_in_place(const DeviceOperator &op) { return op.description().find("used in place") != std::string::npos; }
 
 /// op->apply on a random x against `apply` on the host, within 2 (terms + 1) eps of the scale.
@@ -1596,13 +1583,11 @@ TEST_F(DeviceOperators, FilteredApplyIsEquivalentToRef)
     // The value-less pattern products' fused steps: uploaded, and split on the device from device arrays.
     if (m == 1) continue; // no off-diagonal entry: no pattern
     const Csr L = laplacian(m);
-    DeviceBuffer<int> rp = upload(L.rowptr), ci = upload(L.colind);
-    DeviceBuffer<Scalar> va = upload(L.values);
-    const CsrView on_device{L.rows, L.cols, static_cast<index_t>(L.colind.size()), rp.data(), ci.data(), va.data()};
+    const DeviceCsr dL = to_device(L);
     const auto lap = [&L](const Scalar *x, Scalar *y) { csr_apply(L, x, y); };
     const std::vector<FilterCase> patterns{
         {"pattern uploaded", make_csr_operator(csr_view(L), KernelFlavor::Default, -1), lap, KernelFlavor::Default, 4.0, 4.5, 5, true},
-        {"pattern split on the device", make_pattern_operator_on_device(on_device, -1), lap, KernelFlavor::Custom, 4.0, 4.5, 5, true}};
+        {"pattern split on the device", make_pattern_operator_on_device(dL.view, -1), lap, KernelFlavor::Custom, 4.0, 4.5, 5, true}};
     for (const FilterCase &c : patterns) {
       SCOPED_TRACE(c.name + " n " + std::to_string(n));
       ASSERT_NE(c.op, nullptr);

@@ -858,10 +858,8 @@ TEST_F(VectorKernels, FusedPatternChebyshevStepIsProductThenStep)
 void expect_device_split(const Csr &A)
 {
   const std::optional<UniformPattern> want = uniform_pattern(csr_view(A));
-  DeviceBuffer<int> rp = upload(A.rowptr), ci = upload(A.colind);
-  DeviceBuffer<Scalar> va = upload(A.values);
-  const CsrView device_view{A.rows, A.cols, static_cast<index_t>(A.colind.size()), rp.data(), ci.data(), va.data()};
-  const std::optional<DeviceUniformPattern> got = uniform_pattern_on_device(device_view);
+  const DeviceCsr d = to_device(A);
+  const std::optional<DeviceUniformPattern> got = uniform_pattern_on_device(d.view);
   ASSERT_EQ(got.has_value(), want.has_value());
   if (!want) return;
   EXPECT_EQ(0, std::memcmp(&got->offdiagonal, &want->offdiagonal, sizeof(Scalar)));
