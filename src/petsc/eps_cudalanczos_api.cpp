@@ -664,11 +664,12 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
    (EPSCUDALanczosSetNcvMax()). A problem too small for ncv + b columns is solved with single-vector
    steps, which -eps_view reports.
 
-   Left to the solver, on one GPU with STSHIFT, ncv left to the solver and the reorthogonalization left to it or
+   Left to the solver, on GPUs with STSHIFT, ncv left to the solver and the reorthogonalization left to it or
    full, the block size is 8 from nev = 500 for a standard problem in real arithmetic (not an interval or the
-   threshold test): there each step passes over hundreds of locked vectors, which a block reads once for its 8
-   vectors, and 1000 pairs of a sparse matrix of 10^6 rows took less than a third of the single-vector steps' time.
-   For a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows it is 4 from nev = 10 and 2 below: block 4 solved
+   threshold test), on any number of ranks: there each step passes over hundreds of locked vectors, which a block
+   reads once for its 8 vectors, and 1000 pairs of a sparse matrix of 10^6 rows took less than a third of the
+   single-vector steps' time on one GPU.
+   For a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows on one GPU it is 4 from nev = 10 and 2 below: block 4 solved
    dense matrices of 12288 and 32768 rows at nev = 10 and 50 1.5-1.8 times faster than single-vector steps, and
    block 2 a dense matrix of 12288 rows at nev = 1 nearly 3 times faster (its block space makes the multiplicity
    verification unnecessary); both were slower on sparse matrices with few pairs. 1 otherwise (docs/tuning.md).

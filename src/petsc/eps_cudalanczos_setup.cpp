@@ -105,13 +105,15 @@ PetscErrorCode ChooseCongruence(EPS eps, PetscInt nds, PetscBool *isshift)
   PetscFunctionReturn(0);
 }
 
-// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize), on one GPU with
+// The block size the solver chooses when the user left it (EPSCUDALanczosSetBlockSize), on GPUs with
 // STSHIFT (docs/tuning.md#petsc-automatic-block-size); else 1:
-// - many pairs (EPSCUDALanczosManyPairsBlocks): kManyPairsBlock. Each step's orthogonalization passes
-//   over the locked and kept vectors, hundreds to thousands of columns, at every product; a block reads
-//   them once for all its vectors, twice per block instead of twice per vector.
-// - a dense matrix of at least kAutoBlockRows rows: 4 from nev 10 and 2 below. A pass over the matrix
-//   costs about the same for b vectors as for one; on sparse matrices with few pairs blocks lose.
+// - many pairs (EPSCUDALanczosManyPairsBlocks), on any number of ranks: kManyPairsBlock. Each step's
+//   orthogonalization passes over the locked and kept vectors, hundreds to thousands of columns, at every
+//   product; a block reads them once for all its vectors, twice per block instead of twice per vector, and
+//   sums its inner products over the ranks once.
+// - a dense matrix of at least kAutoBlockRows rows, on one rank: 4 from nev 10 and 2 below. A pass over
+//   the matrix costs about the same for b vectors as for one; on sparse matrices with few pairs blocks
+//   lose, and so do distributed operators, which apply a block column by column.
 // Sets plan.block_eff, plan.block_auto and plan.block_many. Collective.
 PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
 {
@@ -131,14 +133,13 @@ PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
   PetscFunctionBegin;
   ctx->plan.block_eff  = 1;
   ctx->plan.block_auto = ctx->plan.block_many = PETSC_FALSE;
-  // Every condition but the device is the same on every rank; one rank only (the distributed operators
-  // apply a block column by column, so blocks would only add orthogonalization there).
+  // Every condition but the device is the same on every rank.
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
   if (ctx->opt.variant != EPS_CUDALANCZOS_THICK_RESTART || (ctx->opt.reorthog_set && ctx->opt.reorthog != EPS_CUDALANCZOS_REORTHOG_FULL) ||
-      !isshift || size != 1 || eps->nev + 16 * b + b > eps->n)
+      !isshift || eps->nev + 16 * b + b > eps->n)
     PetscFunctionReturn(0);
   if (!many) {
-    if (eps->n < kAutoBlockRows) PetscFunctionReturn(0);
+    if (size != 1 || eps->n < kAutoBlockRows) PetscFunctionReturn(0);
     PetscCall(STGetMatrix(eps->st, 0, &A));
     PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));
     if (!dense) PetscFunctionReturn(0);

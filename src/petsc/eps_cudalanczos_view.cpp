@@ -51,7 +51,7 @@ PetscErrorCode ViewThickRestartPlan(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  block size: %" PetscInt_FMT " vectors per step%s\n", plan.block_eff,
                                      !plan.block_auto ? ""
                                      : plan.block_many
-                                       ? " (chosen: nev " CUDALANCZOS_MANY_PAIRS_NEV_TEXT " or more on one GPU: a block reads the locked and kept vectors once for its " CUDALANCZOS_MANY_PAIRS_BLOCK_TEXT " vectors)"
+                                       ? " (chosen: nev " CUDALANCZOS_MANY_PAIRS_NEV_TEXT " or more on GPUs: a block reads the locked and kept vectors once for its " CUDALANCZOS_MANY_PAIRS_BLOCK_TEXT " vectors)"
                                        : " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU: 2 vectors below nev 10, 4 from nev 10)"));
   PetscCall(EPSCUDALanczosGetRestart(eps, &keep));
   if (ctx->opt.restart != (PetscReal)PETSC_DEFAULT || eps->state < EPS_STATE_SETUP)

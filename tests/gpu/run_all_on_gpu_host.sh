@@ -63,7 +63,7 @@ step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
 note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1) (part: $part)"
 cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 
-if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 + 30 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 570 s
+if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 + 30 + 20 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 590 s
   # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
   step gpu-suite 250 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
   # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
@@ -78,6 +78,8 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 +
   many_block=8
   [ "$plugin" = "$carry/libslepccudalanczos_complex.so" ] && many_block=1
   step many-pairs 30 "$carry/tests/petsc/test_many_eigenpairs" -n 100000 -nev 600 -check_mpd 500 -check_block $many_block
+  #    and on two ranks, where the solver chooses the same blocks
+  step many-pairs-np2 20 mpiexec -n 2 "$carry/tests/petsc/test_many_eigenpairs" -n 20000 -nev 500 -check_mpd 500 -check_block $many_block
   # 3. the demo, as the README runs it, with -eps_view and -log_view; then the thesis variant and vendor kernels
   step demo 30 "$carry/examples/thesis_demo" -eps_view -log_view
   step demo-thesis-12288 40 "$carry/examples/thesis_demo" -n 12288 -m 300 -eps_cudalanczos_variant thesis -nev 1

@@ -12,7 +12,8 @@
    nev + 500, mpd 500; else the mpd given by -eps_mpd, M), and -eps_view's projected problems must be of
    order M at most.
    -check_block B: also checks the block size in effect (the solver's choice unless
-   -eps_cudalanczos_block_size sets it): 8 for nev >= 500 on one GPU in real arithmetic, 1 on the host.
+   -eps_cudalanczos_block_size sets it): 8 for nev >= 500 on GPUs (any number of ranks) in real arithmetic,
+   1 on the host.
 
      test_many_eigenpairs [-n 100000] [-nev 200] [-check_mpd M] [-check_block B]
 */
