@@ -2,14 +2,17 @@
 #
 # Every test runs for both of PETSc's scalar types: real (Debian's default PETSc/SLEPc 3.18, in $(BUILD))
 # and complex (Debian's complex 3.18, co-installed, in $(BUILD_COMPLEX); the plugin is named
-# libslepccudalanczos_complex.so there).
+# libslepccudalanczos_complex.so there). The PETSc-facing tests also run against Debian's PETSc/SLEPc 3.18
+# with 64-bit indices (petsc64, co-installed, in $(BUILD_INT64)), what runs past 2^31 entries a rank.
 #
 #   make            configure and build into $(BUILD) (real scalars)
 #   make deps       install the Debian packages this project needs (when missing), real and complex PETSc/SLEPc
 #   make demo       deps + build + run examples/thesis_demo (the thesis's dense problem and a 2-D Laplacian)
-#   make test       test-real + test-complex, each to its end, then a summary line per part (tests/run_parts.sh):
+#   make test       test-real + test-complex + test-int64, each to its end, then a summary line per part (tests/run_parts.sh):
 #     make test-real      build $(BUILD) + every test: unit tests, PETSc/MPI tests (ctest) and SLEPc's own test suite
 #     make test-complex   the same against the complex PETSc/SLEPc 3.18, in $(BUILD_COMPLEX)
+#     make test-int64     build $(BUILD_INT64) against the 64-bit-index PETSc/SLEPc 3.18 + its PETSc-facing tests on
+#                         1 and 2 ranks (not SLEPc's suite, whose harness programs are built against the 32-bit PETSc)
 #   make build-complex    configure and build $(BUILD_COMPLEX) (PKG_CONFIG_PATH: $(COMPLEX_PKG_CONFIG_PATH))
 #   make install    install library, header, pkg-config and CMake files under PREFIX
 #   make gpu-pack   gpucarry/ (stripped plugin and binaries) + .gpu-host/ (PETSc/SLEPc/MPI runtime) for the GPU host;
@@ -32,9 +35,13 @@ BUILD_PETSC_CUDA_COMPLEX  ?= build-petsc-cuda-complex
 # the real ones, which stay pkg-config's default; a build against them puts these first.
 BUILD_COMPLEX ?= build-complex
 COMPLEX_PKG_CONFIG_PATH ?= /usr/lib/slepcdir/slepc3.18/x86_64-linux-gnu-complex/lib/pkgconfig:/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-complex/lib/pkgconfig
+# Debian's PETSc/SLEPc 3.18 configured --with-64-bit-indices (libpetsc64-real3.18-dev, libslepc64-real3.18-dev).
+BUILD_INT64 ?= build-int64
+INT64_PKG_CONFIG_PATH ?= /usr/lib/slepcdir/slepc64-3.18/x86_64-linux-gnu-real/lib/pkgconfig:/usr/lib/petscdir/petsc64-3.18/x86_64-linux-gnu-real/lib/pkgconfig
 # The environment of a build folder's cmake calls (configure and build, since a build may re-run the
-# configure step): the complex pkg-config folders for $(BUILD_COMPLEX), nothing otherwise.
-pkg_env = $(if $(filter $(BUILD_COMPLEX),$(1)),PKG_CONFIG_PATH=$(COMPLEX_PKG_CONFIG_PATH)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH})
+# configure step): the complex or 64-bit pkg-config folders for $(BUILD_COMPLEX) and $(BUILD_INT64), nothing otherwise.
+pkg_path_of = $(if $(filter $(BUILD_COMPLEX),$(1)),$(COMPLEX_PKG_CONFIG_PATH),$(if $(filter $(BUILD_INT64),$(1)),$(INT64_PKG_CONFIG_PATH)))
+pkg_env = $(if $(call pkg_path_of,$(1)),PKG_CONFIG_PATH=$(call pkg_path_of,$(1))$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH})
 # pkg-config folders of a 3.26.1 prefix
 prefix_pkg_env = PKG_CONFIG_PATH=$(1)/slepc/lib/pkgconfig:$(1)/petsc/lib/pkgconfig
 # The plugin's base name in a build folder: a complex PETSc's build names it libslepccudalanczos_complex
@@ -43,13 +50,14 @@ plugin_in = $(shell test -e $(1)/libslepccudalanczos_complex.so && echo libslepc
 
 # libpetsc3.18-dev-examples carries PETSc's test harness (gmakefile.test, gmakegentest.py) that SLEPc's
 # suite runs under; python3-slepc4py-real is what tests/python and examples/slepc4py_demo.py import.
-# libslepc-complex3.18-dev and libpetsc-complex3.18-dev are the complex scalar builds (test-complex).
+# libslepc-complex3.18-dev and libpetsc-complex3.18-dev are the complex scalar builds (test-complex), the
+# *64-real3.18-dev ones the 64-bit-index builds (test-int64).
 DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslepc3.18-dev-examples \
                   libpetsc-real3.18-dev libpetsc3.18-dev-examples openmpi-bin libopenmpi-dev liblapack-dev \
-                  libslepc-complex3.18-dev libpetsc-complex3.18-dev \
+                  libslepc-complex3.18-dev libpetsc-complex3.18-dev libslepc64-real3.18-dev libpetsc64-real3.18-dev \
                   libgtest-dev python3 python3-venv python3-slepc4py-real valgrind
 
-.PHONY: all deps configure build build-complex demo test test-real test-complex check install gpu-pack clean \
+.PHONY: all deps configure build build-complex build-int64 demo test test-real test-complex test-int64 check install gpu-pack clean \
         petsc-cuda petsc-cuda-complex test-petsc-cuda test-petsc-cuda-real test-petsc-cuda-complex
 
 all: build
@@ -73,6 +81,9 @@ build: configure
 build-complex:
 	@$(MAKE) --no-print-directory build BUILD=$(BUILD_COMPLEX)
 
+build-int64:
+	@$(MAKE) --no-print-directory build BUILD=$(BUILD_INT64)
+
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
@@ -84,13 +95,19 @@ demo: deps build
 # end even when the other failed, then one summary line per part: ctest and SLEPc 3.18's own suite
 # (run_slepc_tests.sh runs it with complex scalars for a plugin named *_complex.so)
 test:
-	@bash tests/run_parts.sh test-real test-complex
+	@bash tests/run_parts.sh test-real test-complex test-int64
 
 test-real: build
 	bash tests/run_part.sh real $(BUILD)
 
 test-complex: build-complex
 	bash tests/run_part.sh complex $(BUILD_COMPLEX)
+
+# What the index width changes is the PETSc boundary (PetscInt arrays handed to the device, BV sizes): the
+# tests that go through PETSc, on 1 and 2 ranks (3 and 4, valgrind and the slepc4py tests, which import
+# the 32-bit PETSc, run in test-real).
+test-int64: build-int64
+	CUDALANCZOS_SLEPC_SUITE=skip bash tests/run_part.sh int64 $(BUILD_INT64) -LE 'core|valgrind' -E 'python|\.np[34]$$'
 
 check: test
 

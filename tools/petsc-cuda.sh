@@ -2,9 +2,11 @@
 # Build PETSc and SLEPc 3.26.1 with CUDA, once per machine, into a cache folder outside the clone:
 # what SLEPc users with GPUs run (a current release, built with CUDA), next to Debian's 3.18.
 #
-#   usage: tools/petsc-cuda.sh [PREFIX [SCALAR]]
-#     PREFIX  default ${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-3.26.1-cuda (-complex for complex)
-#     SCALAR  real (default) or complex: PETSc's --with-scalar-type, the two builds SLEPc users run
+#   usage: tools/petsc-cuda.sh [PREFIX [SCALAR [INDICES]]]
+#     PREFIX   default ${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-3.26.1-cuda (-complex for complex,
+#              -int64 for 64-bit indices)
+#     SCALAR   real (default) or complex: PETSc's --with-scalar-type, the two builds SLEPc users run
+#     INDICES  32 (default) or 64: PETSc's --with-64-bit-indices, what runs with more than 2^31 entries a rank
 #
 # Leaves PREFIX/petsc and PREFIX/slepc (each with lib/pkgconfig/*.pc) and PREFIX/.complete; a second
 # call with .complete present prints the prefix and does nothing else. The sources are PyPI's source
@@ -18,6 +20,12 @@ case $scalar in
   complex) suffix=-complex ;;
   *) echo "petsc-cuda.sh: SCALAR must be real or complex, not '$scalar'" >&2; exit 1 ;;
 esac
+indices=${3:-32}
+case $indices in
+  32) index_flag= ;;
+  64) index_flag=--with-64-bit-indices; suffix=$suffix-int64 ;;
+  *) echo "petsc-cuda.sh: INDICES must be 32 or 64, not '$indices'" >&2; exit 1 ;;
+esac
 prefix=${1:-${CUDALANCZOS_CACHE:-$HOME/.cache/cudalanczos}/petsc-$version-cuda$suffix}
 if [ -f "$prefix/.complete" ]; then echo "$prefix"; exit 0; fi
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -27,7 +35,7 @@ jobs=${JOBS:-$(nproc)}
 work=$prefix.build
 rm -rf "$work" "$prefix"; mkdir -p "$work"
 log=$work/build.log
-echo "petsc-cuda.sh: building PETSc/SLEPc $version ($scalar scalars) with CUDA into $prefix (log: $log)"
+echo "petsc-cuda.sh: building PETSc/SLEPc $version ($scalar scalars, $indices-bit indices) with CUDA into $prefix (log: $log)"
 step() { echo "  $(date +%H:%M:%S) $*"; }
 
 step "downloading the source distributions"
@@ -40,7 +48,7 @@ step "PETSc: configure"
 cd "$work/petsc-$version"
 ./configure --prefix="$prefix/petsc" --with-cc=mpicc --with-cxx=mpicxx --with-fc=0 \
   --with-cuda=1 --with-cuda-dir="$cuda" --with-cuda-arch=90 \
-  --with-scalar-type="$scalar" --with-debugging=0 --with-x=0 --with-blaslapack-lib="-llapack -lblas" \
+  --with-scalar-type="$scalar" $index_flag --with-debugging=0 --with-x=0 --with-blaslapack-lib="-llapack -lblas" \
   COPTFLAGS=-O2 CXXOPTFLAGS=-O2 CUDAOPTFLAGS=-O2 >>"$log" 2>&1 || { tail -40 configure.log >&2; exit 1; }
 arch=$(sed -n 's/^PETSC_ARCH=//p' lib/petsc/conf/petscvariables | head -1)
 step "PETSc: make ($jobs jobs)"

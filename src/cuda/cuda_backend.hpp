@@ -15,6 +15,7 @@
 #include "core/chebyshev_filter.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,14 +37,19 @@ struct DenseView {
   const Scalar *values = nullptr;
 };
 
-/// Local rows of a CSR matrix (PETSc's 32-bit PetscInt indices). On the host (make_csr_operator) or on
-/// the device (make_csr_operator_on_device).
-struct CsrView {
+/// Local rows of a CSR matrix with indices of type Index: PETSc's PetscInt, `int` or, in a PETSc
+/// configured --with-64-bit-indices, `std::int64_t`. The kernels read 32-bit indices (CsrView): on the
+/// host (make_csr_operator) the caller narrows 64-bit ones; on the device (make_csr_operator_on_device,
+/// make_pattern_operator_on_device) a WideCsrView's are narrowed there into the operator's own arrays.
+template <class Index>
+struct BasicCsrView {
   index_t rows = 0, cols = 0, nnz = 0;
-  const int *rowptr = nullptr; ///< rows + 1 entries, rowptr[0] == 0
-  const int *colind = nullptr; ///< nnz entries
+  const Index *rowptr = nullptr; ///< rows + 1 entries, rowptr[0] == 0
+  const Index *colind = nullptr; ///< nnz entries
   const Scalar *values = nullptr;
 };
+using CsrView = BasicCsrView<int>;
+using WideCsrView = BasicCsrView<std::int64_t>;
 
 /// y = A x with x, y device pointers of cols / rows entries; stream is a cudaStream_t.
 using DeviceApply = std::function<void(const Scalar *x, Scalar *y, void *stream)>;
@@ -123,6 +129,13 @@ std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const CsrView &devic
 /// caller's arrays are read once, here, and not kept, so a changed matrix needs a new operator, as for
 /// make_csr_operator. Null when the matrix has no such pattern (make_csr_operator_on_device then).
 std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const CsrView &deviceA, int device,
+                                                                std::string origin = "the caller's device arrays");
+/// The same two for 64-bit indices: the row pointers and column indices are narrowed on the device into
+/// arrays of the operator's own (4 bytes an entry, counted in device_bytes(); the values stay in place),
+/// once per operator. An Error where they cannot be: more than 2^31 - 1 entries or columns.
+std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const WideCsrView &deviceA, KernelFlavor flavor, int device,
+                                                            std::string origin = "the caller's device arrays");
+std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const WideCsrView &deviceA, int device,
                                                                 std::string origin = "the caller's device arrays");
 /// The device whose memory `p` points into; -1 for host memory, managed memory or null.
 int device_of(const void *p);

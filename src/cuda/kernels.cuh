@@ -229,4 +229,10 @@ void pattern_offsets(index_t rows, const int *counts, int *pattern_rowptr, void 
 void pattern_compact(index_t rows, const int *rowptr, const int *colind, const int *pattern_rowptr, int *pattern_colind,
                      cudaStream_t stream);
 
+// --- (i) 64-bit CSR indices as the kernels' 32-bit ones: kernels/narrow_indices.cu ---------------------------
+
+/// out[i] = in[i] as an int, for i < n (device arrays): the caller has checked that every value fits
+/// (row pointers at most nnz, column indices below cols, both at most 2^31 - 1).
+void narrow_indices(index_t n, const std::int64_t *in, int *out, cudaStream_t stream);
+
 } // namespace cudalanczos::cuda::kernels

@@ -410,13 +410,26 @@ public:
 
   std::string description() const override
   {
+    const bool narrowed = rowptr_.owned.data() != nullptr;
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
            (short_row_lanes_ > 0 ? "short rows: custom SpMV, " + std::to_string(short_row_lanes_) + " lane" +
                                        (short_row_lanes_ > 1 ? "s" : "") + " a row, interleaved block products"
             : flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
             : interleaved_blocks_             ? "cuSPARSE SpMV, interleaved block products"
                                               : "cuSPARSE SpMV and SpMM") +
-           (in_place_ ? " (" + origin_ + ", used in place)" : "");
+           (!in_place_ ? ""
+            : narrowed ? " (" + origin_ + ": the values used in place, the 64-bit indices narrowed to 32 bits)"
+                       : " (" + origin_ + ", used in place)");
+  }
+  /// An in-place operator made on 64-bit indices narrowed into `rowptr` and `colind` (the arrays its
+  /// row pointers and column indices already point into) takes them over: the pointers, the cuSPARSE
+  /// descriptors made on them and the values (the caller's) are unchanged.
+  void keep_indices(DeviceBuffer<int> rowptr, DeviceBuffer<int> colind)
+  {
+    if (!in_place_ || rowptr.data() != rowptr_.data || colind.data() != (nnz_ > 0 ? colind_.data : nullptr))
+      throw Error("CsrOperator::keep_indices: the arrays are not the ones the operator reads");
+    rowptr_ = MatrixArray<int>::own(std::move(rowptr));
+    if (nnz_ > 0) colind_ = MatrixArray<int>::own(std::move(colind));
   }
   std::size_t device_bytes() const override
   {
@@ -687,6 +700,61 @@ std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const CsrView &d
   std::optional<DeviceUniformPattern> p = uniform_pattern_on_device(deviceA);
   if (!p) return nullptr;
   return std::make_shared<PatternCsrOperator>(deviceA.nnz, std::move(*p), d, std::move(origin));
+}
+
+namespace {
+
+/// A device CSR matrix with 64-bit indices as one with 32-bit ones: its row pointers and column indices
+/// narrowed into arrays of its own (on the legacy default stream, as the in-place set-ups run), its
+/// values the caller's.
+struct NarrowedCsr {
+  DeviceBuffer<int> rowptr, colind;
+  CsrView view;
+};
+
+NarrowedCsr narrow_on_device(const WideCsrView &A, int device, const char *who)
+{
+  const auto fail = [&](const std::string &why) {
+    throw Error(std::string(who) + ": " + why + " (rows = " + std::to_string(A.rows) + ", cols = " + std::to_string(A.cols) +
+                ", nnz = " + std::to_string(A.nnz) + ")");
+  };
+  constexpr index_t most = std::numeric_limits<int>::max();
+  if (A.rows < 0 || A.cols < 0 || A.nnz < 0) fail("negative size");
+  if (A.nnz > most || A.rows >= most || A.cols > most)
+    fail("the device kernels read 32-bit indices, and this matrix has more than 2^31 - 1 entries, rows or columns on one process: "
+         "distribute it over more processes");
+  if (!A.rowptr || (A.nnz > 0 && (!A.colind || !A.values))) fail("missing arrays");
+  check_device_pointer(A.rowptr, device, (std::string(who) + ": the row pointers").c_str());
+  if (A.nnz > 0) check_device_pointer(A.colind, device, (std::string(who) + ": the column indices").c_str());
+  NarrowedCsr n;
+  n.rowptr = DeviceBuffer<int>(static_cast<std::size_t>(A.rows) + 1, "row pointers narrowed to 32 bits");
+  n.colind = DeviceBuffer<int>(static_cast<std::size_t>(A.nnz), "column indices narrowed to 32 bits");
+  kernels::narrow_indices(A.rows + 1, A.rowptr, n.rowptr.data(), nullptr);
+  kernels::narrow_indices(A.nnz, A.colind, n.colind.data(), nullptr);
+  n.view = CsrView{A.rows, A.cols, A.nnz, n.rowptr.data(), n.colind.data(), A.values};
+  return n;
+}
+
+} // namespace
+
+std::shared_ptr<DeviceOperator> make_csr_operator_on_device(const WideCsrView &deviceA, KernelFlavor flavor, int device,
+                                                            std::string origin)
+{
+  const int d = resolve_device(device);
+  ScopedDevice guard(d);
+  NarrowedCsr n = narrow_on_device(deviceA, d, "make_csr_operator_on_device");
+  auto op = std::make_shared<CsrOperator>(n.view, flavor, d, std::move(origin));
+  op->keep_indices(std::move(n.rowptr), std::move(n.colind));
+  return op;
+}
+
+std::shared_ptr<DeviceOperator> make_pattern_operator_on_device(const WideCsrView &deviceA, int device, std::string origin)
+{
+  const int d = resolve_device(device);
+  ScopedDevice guard(d);
+  // The split copies what it keeps into arrays of its own, so the narrowed indices go when it is made.
+  const NarrowedCsr n = narrow_on_device(deviceA, d, "make_pattern_operator_on_device");
+  return make_pattern_operator_on_device(n.view, d, std::move(origin));
 }
 
 int device_of(const void *p)

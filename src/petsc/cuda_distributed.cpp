@@ -41,7 +41,6 @@ namespace {
 
 using namespace cudalanczos;
 
-static_assert(sizeof(PetscInt) == sizeof(int), "the device CSR operators take PETSc's 32-bit indices as they are");
 static_assert(std::is_same_v<PetscScalar, Scalar>,
               "PetscScalar must be cudalanczos::Scalar: CUDALANCZOS_USE_COMPLEX must be set exactly when PETSc uses complex scalars");
 
@@ -158,8 +157,9 @@ PetscErrorCode AIJBlocks(Mat A, cuda::KernelFlavor flavor, int device, cuda::Dis
   PetscCheck(done && nrows == m, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the diagonal block");
   PetscCall(MatSeqAIJGetArrayRead(Ad, &a));
   {
-    cuda::CsrView view{m, m, ia[m], ia, ja, a};
-    PetscCallCXX(parts.local = cuda::make_csr_operator(view, flavor, device));
+    EPSCUDALanczosHostCsr csr;
+    PetscCall(EPSCUDALanczosHostCsrView(m, m, ia, ja, a, &csr));
+    PetscCallCXX(parts.local = cuda::make_csr_operator(csr.view, flavor, device));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(Ad, &a));
   PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
@@ -171,6 +171,10 @@ PetscErrorCode AIJBlocks(Mat A, cuda::KernelFlavor flavor, int device, cuda::Dis
   cuda::RemoteBlock block;
   std::vector<int>    rowptr(1, 0), colind;
   std::vector<PetscScalar> values;
+  PetscCheck(ia[m] <= INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "This process's off-diagonal block has %" PetscInt_FMT " nonzeros; EPSCUDALANCZOS's device kernels index at most %d on one "
+             "process: distribute the matrix over more MPI processes",
+             ia[m], INT_MAX);
   PetscCallCXX(colind.reserve(ia[m]));
   PetscCallCXX(values.reserve(ia[m]));
   for (PetscInt r = 0; r < m; ++r) {
@@ -198,7 +202,7 @@ constexpr const char *kOrigin = "PETSc's device array";
 /// cuda_operator.cpp). Where PETSc keeps the block in compressed-row form (an off-diagonal block's empty
 /// rows left out) it makes and keeps a full row-offset array on the device itself (m + 1 integers): PETSc's
 /// memory, kept with the Mat, not a copy of ours.
-PetscErrorCode DeviceCsr(Mat B, PetscInt cols, cuda::CsrView *view)
+PetscErrorCode DeviceCsr(Mat B, PetscInt cols, EPSCUDALanczosDeviceCsrView *view)
 {
   const PetscInt    *i, *j;
   const PetscScalar *a;
@@ -210,7 +214,7 @@ PetscErrorCode DeviceCsr(Mat B, PetscInt cols, cuda::CsrView *view)
   PetscCall(MatGetInfo(B, MAT_LOCAL, &info));
   PetscCall(MatSeqAIJCUSPARSEGetIJ(B, PETSC_FALSE, &i, &j));
   PetscCall(MatSeqAIJCUSPARSEGetArrayRead(B, &a));
-  *view = cuda::CsrView{m, cols, (cudalanczos::index_t)info.nz_used, i, j, a};
+  *view = EPSCUDALanczosDeviceCsrView{m, cols, (cudalanczos::index_t)info.nz_used, i, j, a};
   PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(B, &a));
   PetscCall(MatSeqAIJCUSPARSERestoreIJ(B, PETSC_FALSE, &i, &j));
   PetscFunctionReturn(0);
@@ -223,8 +227,8 @@ PetscErrorCode AIJBlocksInPlace(Mat A, cuda::KernelFlavor flavor, int device, cu
 {
   Mat             Ad, Ao;
   const PetscInt *garray;
-  PetscInt        m, nghost;
-  cuda::CsrView   view;
+  PetscInt                    m, nghost;
+  EPSCUDALanczosDeviceCsrView view;
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));

@@ -9,6 +9,9 @@
 
 #include <slepc/private/epsimpl.h>
 
+#include <algorithm>
+#include <climits>
+
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
 #include "cuda/upload.hpp"
@@ -82,12 +85,10 @@ PetscErrorCode MakeDeviceOperator(EPS eps, Mat M, PetscBool isdense, PetscBool d
 }
 
 #if defined(PETSC_HAVE_CUDA)
-static_assert(sizeof(PetscInt) == sizeof(int), "PETSc's device CSR arrays are used in place as the operators' 32-bit indices");
-
 /// Where a device Mat's data is: PETSc's own device arrays (device pointers), and the device they are on.
 struct DeviceMatData {
-  cuda::DenseView dense; // MATSEQDENSECUDA
-  cuda::CsrView   csr;   // MATSEQAIJCUSPARSE
+  cuda::DenseView             dense; // MATSEQDENSECUDA
+  EPSCUDALanczosDeviceCsrView csr;   // MATSEQAIJCUSPARSE
   int             device = -1; // -1: not device memory (then not used in place)
 };
 
@@ -117,7 +118,7 @@ PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
     PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
     PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &i, &j)); // uncompressed: every row, empty ones too
     PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &a));
-    d->csr = cuda::CsrView{m, n, (index_t)info.nz_used, i, j, a};
+    d->csr = EPSCUDALanczosDeviceCsrView{m, n, (index_t)info.nz_used, i, j, a};
     where  = i;
     PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &a));
     PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &i, &j));
@@ -354,8 +355,9 @@ PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda:
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ could not give the CSR structure of the AIJ matrix");
     PetscCall(MatSeqAIJGetArrayRead(A, &a));
-    cudalanczos::cuda::CsrView view{nrows, n, ia[nrows], ia, ja, a};
-    PetscCallCXX(*op = cudalanczos::cuda::make_csr_operator(view, flavor, device));
+    EPSCUDALanczosHostCsr csr;
+    PetscCall(EPSCUDALanczosHostCsrView(nrows, n, ia, ja, a, &csr));
+    PetscCallCXX(*op = cudalanczos::cuda::make_csr_operator(csr.view, flavor, device));
     PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
   }
@@ -364,6 +366,28 @@ PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda:
 #endif
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
+PetscErrorCode EPSCUDALanczosHostCsrView(PetscInt rows, PetscInt cols, const PetscInt *ia, const PetscInt *ja, const PetscScalar *a,
+                                         EPSCUDALanczosHostCsr *csr)
+{
+  PetscFunctionBegin;
+  if constexpr (sizeof(PetscInt) == sizeof(int)) {
+    csr->view = cudalanczos::cuda::CsrView{rows, cols, ia[rows], reinterpret_cast<const int *>(ia), reinterpret_cast<const int *>(ja), a};
+  } else {
+    const PetscInt nnz = ia[rows], most = INT_MAX;
+    PetscCheck(nnz <= most && rows < most && cols <= most, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "This process's part of the matrix has %" PetscInt_FMT " rows, %" PetscInt_FMT " columns and %" PetscInt_FMT
+               " nonzeros; EPSCUDALANCZOS's device kernels index at most %" PetscInt_FMT " of each on one process: distribute the "
+               "matrix over more MPI processes",
+               rows, cols, nnz, most);
+    // One array: the row pointers, then the column indices.
+    PetscCallCXX(csr->storage.resize(static_cast<std::size_t>(rows) + 1 + static_cast<std::size_t>(nnz)));
+    std::copy(ia, ia + rows + 1, csr->storage.begin());
+    std::copy(ja, ja + nnz, csr->storage.begin() + rows + 1);
+    csr->view = cudalanczos::cuda::CsrView{rows, cols, nnz, csr->storage.data(), csr->storage.data() + rows + 1, a};
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;

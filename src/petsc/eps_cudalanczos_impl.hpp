@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 // PETSc 3.22 made PetscOptionItems a pointer type: SetFromOptions takes (EPS, PetscOptionItems) there,
 // (EPS, PetscOptionItems *) before.
@@ -295,6 +296,18 @@ PetscErrorCode EPSCUDALanczosUploadOperator(EPS eps, Mat A, int device);
 /// `device` with the given kernels: the one upload path of the solver and of MatCreateCUDALanczos.
 PetscErrorCode MatCUDALanczosUpload(Mat A, PetscBool isdense, cudalanczos::cuda::KernelFlavor flavor, int device,
                                     std::shared_ptr<const cudalanczos::cuda::DeviceOperator> *op);
+/// A host CSR matrix (PETSc's row pointers and column indices, rows x cols) as the device kernels' view with
+/// 32-bit indices: PETSc's arrays themselves with 32-bit PetscInt; with 64-bit PetscInt, copies narrowed
+/// into `storage` (an error naming the sizes where they do not fit).
+struct EPSCUDALanczosHostCsr {
+  cudalanczos::cuda::CsrView view;
+  std::vector<int>           storage;
+};
+PetscErrorCode EPSCUDALanczosHostCsrView(PetscInt rows, PetscInt cols, const PetscInt *ia, const PetscInt *ja, const PetscScalar *a,
+                                         EPSCUDALanczosHostCsr *csr);
+/// A CUDA PETSc's device CSR arrays as they are (PetscInt indices): a cuda::CsrView with 32-bit PetscInt,
+/// a cuda::WideCsrView (narrowed on the device by make_*_operator_on_device) with 64-bit.
+using EPSCUDALanczosDeviceCsrView = cudalanczos::cuda::BasicCsrView<PetscInt>;
 /// B of a generalized problem as an operator on `device` for the B-inner products (cuda::apply_to_columns):
 /// B's device copy when current (composed on B, like A's), a CUDA PETSc's MATSEQAIJCUSPARSE or
 /// MATSEQDENSECUDA on that device used in place, or an upload of a MATSEQAIJ / MATSEQDENSE composed on B

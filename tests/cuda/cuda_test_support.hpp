@@ -126,6 +126,21 @@ inline DeviceCsr to_device(const Csr &A)
   return d;
 }
 
+/// A's CSR arrays on the device with 64-bit indices, as a PETSc configured --with-64-bit-indices holds them.
+struct WideDeviceCsr {
+  DeviceBuffer<std::int64_t> rowptr, colind;
+  DeviceBuffer<Scalar> values;
+  WideCsrView view;
+};
+
+inline WideDeviceCsr to_device_wide(const Csr &A)
+{
+  const std::vector<std::int64_t> rowptr(A.rowptr.begin(), A.rowptr.end()), colind(A.colind.begin(), A.colind.end());
+  WideDeviceCsr d{upload(rowptr), upload(colind), upload(A.values), {}};
+  d.view = {A.rows, A.cols, static_cast<index_t>(A.colind.size()), d.rowptr.data(), d.colind.data(), d.values.data()};
+  return d;
+}
+
 /// Fills device memory with NaN (all bits set: both parts of a complex), so that an entry a kernel
 /// forgot to write fails.
 template <class T>

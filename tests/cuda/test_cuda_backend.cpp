@@ -1124,6 +1124,58 @@ TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
     }
 }
 
+TEST_F(DeviceOperators, WideIndexOperatorsOnDeviceAreEquivalentToRef)
+{
+  // 64-bit indices (a PETSc configured --with-64-bit-indices): narrowed on the device into the operator's
+  // own arrays, the values still read in place. Each product against the host's, and the same operator as
+  // on 32-bit indices: its kernels, and its scratch plus the narrowed indices in device_bytes().
+  std::uint64_t seed = 12900;
+  std::vector<std::pair<std::string, Csr>> cases{{"laplacian", laplacian(33)}};
+  for (auto [rows, cols, mean] : std::vector<std::tuple<index_t, index_t, double>>{
+           {0, 0, 1.0}, {1, 1, 1.0}, {31, 33, 3.0}, {4097, 4097, 17.0}, {5, 9, 0.0}})
+    cases.emplace_back("random " + std::to_string(rows) + "x" + std::to_string(cols), random_csr(rows, cols, mean, seed += 7));
+  for (KernelFlavor f : {KernelFlavor::Default, KernelFlavor::Custom, KernelFlavor::Vendor})
+    for (auto &[name, A] : cases) {
+      SCOPED_TRACE(std::string(to_string(f)) + " " + name);
+      const WideDeviceCsr wide = to_device_wide(A);
+      const DeviceCsr narrow = to_device(A);
+      const auto op = make_csr_operator_on_device(wide.view, f, -1);
+      const auto ref = make_csr_operator_on_device(narrow.view, f, -1);
+      EXPECT_TRUE(op->in_place());
+      EXPECT_NE(op->description().find("the 64-bit indices narrowed to 32 bits"), std::string::npos) << op->description();
+      EXPECT_EQ(takes_short_rows(*op), takes_short_rows(*ref)) << op->description();
+      const std::size_t index_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int);
+      EXPECT_EQ(op->device_bytes(), ref->device_bytes() + index_bytes);
+      index_t longest = 0;
+      for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
+      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); };
+      expect_apply(*op, apply, longest, stream(), seed + 1);
+      if (HasFatalFailure()) return;
+      expect_apply_block(*op, apply, longest, stream(), seed + 2);
+      if (HasFatalFailure()) return;
+    }
+  // The pattern split from 64-bit indices: the same split as from 32-bit ones, and none where there is none.
+  const Csr L = laplacian(17);
+  const WideDeviceCsr wL = to_device_wide(L);
+  const auto pattern = make_pattern_operator_on_device(wL.view, -1);
+  ASSERT_NE(pattern, nullptr);
+  EXPECT_TRUE(uses_pattern(*pattern)) << pattern->description();
+  const DeviceCsr nL = to_device(L);
+  EXPECT_EQ(pattern->device_bytes(), make_pattern_operator_on_device(nL.view, -1)->device_bytes());
+  const auto lap = [&L](const Scalar *x, Scalar *y, bool absolute) { csr_apply(L, x, y, absolute); };
+  expect_apply(*pattern, lap, 7, stream(), seed + 3);
+  const Csr R = random_csr(40, 40, 3.0, seed + 4);
+  EXPECT_EQ(make_pattern_operator_on_device(to_device_wide(R).view, -1), nullptr);
+  // More entries than 32-bit indices reach on one process: an error before any array is read.
+  WideCsrView huge = wL.view;
+  huge.nnz = index_t(1) << 31;
+  EXPECT_THROW(make_csr_operator_on_device(huge, KernelFlavor::Default, -1), Error);
+  EXPECT_THROW(make_pattern_operator_on_device(huge, -1), Error);
+  huge = wL.view;
+  huge.colind = reinterpret_cast<const std::int64_t *>(L.colind.data()); // host memory
+  EXPECT_THROW(make_csr_operator_on_device(huge, KernelFlavor::Custom, -1), Error);
+}
+
 TEST_F(DeviceOperators, ShortRegularRowsTakeTheCustomKernel)
 {
   // The default flavor takes the custom CSR kernel at kernels::pattern_lanes' count where rows hold at
