@@ -16,7 +16,8 @@
 # CARRY326/lib. Source .gpu-host/env.sh first. Environment: NEVS ("1000 5000"), SOLVERS ("cudalanczos
 # krylovschur"), CAP per solve in seconds (600), TOL (1e-8), OURS_OPTIONS (more cudalanczos options),
 # GPU_OPTIONS (the device-Mat options; "" runs on host Mats, for a smoke test without a GPU), MEDIUM=1 for
-# gen_matrices' --medium size (64 000 rows). Output: OUT/many.jsonl (one line per run), OUT/logs/.
+# gen_matrices' --medium size (64 000 rows), NP (1) MPI ranks per solve, one GPU each (the node-local
+# rank's: run it on a host with NP GPUs). Output: OUT/many.jsonl (one line per run), OUT/logs/.
 set -uo pipefail
 usage="usage: run_many.sh CARRY326 OUT"
 c326=$(cd "${1:?$usage}" && pwd) || exit 2
@@ -32,9 +33,11 @@ jsonl=$out/many.jsonl
 : >"$jsonl"
 
 gpu=${GPU_OPTIONS-"-mat_type aijcusparse -vec_type cuda -use_gpu_aware_mpi 0"}
+launch=()
+[ "${NP:-1}" -gt 1 ] && launch=(mpiexec -n "$NP" --bind-to none)
 for nev in $nevs; do
   for s in $solvers; do
-    name=$s-nev$nev
+    name=$s-nev$nev${NP:+-np$NP}
     common=(-case anderson -dir "$mats" -k "$nev" -tol "$tol" -cap "$cap" -warmup short -eps_view)
     case $s in
       cudalanczos) opts=(-eps_type cudalanczos $gpu ${OURS_OPTIONS:-}) ;; # bench_eps registers the plugin
@@ -42,7 +45,7 @@ for nev in $nevs; do
       *) echo "run_many.sh: unknown solver $s" >&2; exit 2 ;;
     esac
     start=$(date +%s)
-    timeout $((3 * cap + 120)) "$c326/bench/peers/bench_eps" "${common[@]}" "${opts[@]}" >"$out/logs/$name.log" 2>&1
+    timeout $((3 * cap + 120)) "${launch[@]}" "$c326/bench/peers/bench_eps" "${common[@]}" "${opts[@]}" >"$out/logs/$name.log" 2>&1
     rc=$?
     grep '^{' "$out/logs/$name.log" | sed "s/^{/{\"run\":\"$name\",\"rc\":$rc,\"wall_s\":$(($(date +%s) - start)),/" >>"$jsonl"
     [ $rc -eq 0 ] || echo "{\"run\":\"$name\",\"rc\":$rc,\"status\":\"failed\"}" >>"$jsonl"
