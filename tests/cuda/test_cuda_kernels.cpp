@@ -177,6 +177,28 @@ TEST_F(CsrSpmv, LongestRowIsEquivalentToRef)
   EXPECT_THROW(k::longest_row(-1, nullptr, longest.data(), stream()), cudalanczos::Error);
 }
 
+TEST_F(CsrSpmv, NarrowIndicesIsEquivalentToRef)
+{
+  // 64-bit indices as ints, values up to INT_MAX (what a row pointer or a column index may hold), at odd
+  // sizes; entries past n are left alone.
+  std::uint64_t seed = 2700;
+  for (index_t n : odd_sizes()) {
+    SCOPED_TRACE(std::to_string(n) + " indices");
+    std::vector<std::int64_t> in(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i)
+      in[static_cast<std::size_t>(i)] = i % 5 == 4 ? std::numeric_limits<int>::max() - i : static_cast<std::int64_t>(random_entry(seed, i) * 1e9 + 1e9);
+    seed += 11;
+    DeviceBuffer<std::int64_t> din = upload(in);
+    DeviceBuffer<int> dout(static_cast<std::size_t>(n) + 1);
+    poison(dout.data(), dout.size());
+    k::narrow_indices(n, din.data(), dout.data(), stream());
+    const std::vector<int> out = download(dout.data(), dout.size());
+    for (index_t i = 0; i < n; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], in[static_cast<std::size_t>(i)]) << "index " << i;
+    EXPECT_EQ(out.back(), -1) << "written past n";
+  }
+  EXPECT_THROW(k::narrow_indices(-1, nullptr, nullptr, stream()), cudalanczos::Error);
+}
+
 TEST_F(CsrSpmv, LargeCsrSpmvIsEquivalentToRef)
 {
   expect_spmv(laplacian(2001), 78, stream()); // 4M rows, 20M entries: 280 MB
