@@ -225,8 +225,8 @@ PetscErrorCode DeviceCsr(Mat B, PetscInt cols, EPSCUDALanczosDeviceCsrView *view
 /// its empty ones too, so that it adds into y without a row map. May throw.
 PetscErrorCode AIJBlocksInPlace(Mat A, cuda::KernelFlavor flavor, int device, cuda::DistributedParts &parts)
 {
-  Mat             Ad, Ao;
-  const PetscInt *garray;
+  Mat                         Ad, Ao;
+  const PetscInt             *garray;
   PetscInt                    m, nghost;
   EPSCUDALanczosDeviceCsrView view;
 

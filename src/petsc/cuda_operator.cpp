@@ -89,7 +89,7 @@ PetscErrorCode MakeDeviceOperator(EPS eps, Mat M, PetscBool isdense, PetscBool d
 struct DeviceMatData {
   cuda::DenseView             dense; // MATSEQDENSECUDA
   EPSCUDALanczosDeviceCsrView csr;   // MATSEQAIJCUSPARSE
-  int             device = -1; // -1: not device memory (then not used in place)
+  int                         device = -1; // -1: not device memory (then not used in place)
 };
 
 // PETSc's device arrays of a MATSEQDENSECUDA (isdense) or MATSEQAIJCUSPARSE, taken and given back at once:
