@@ -8,6 +8,7 @@
 #include "core/constrained_backend.hpp"
 #include "core/lanczos_driver.hpp"
 #include "core/symmetric_eigen.hpp"
+#include "cuda/csr_scan.hpp"
 #include "cuda/kernels.cuh"
 #include "cuda/projected_eigen.hpp"
 #include "cuda_test_support.hpp"
@@ -903,10 +904,9 @@ TEST_F(DeviceOperators, CsrApplyBlockIsEquivalentToRef)
       SCOPED_TRACE(std::string(to_string(f)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
       const Csr A = random_csr(rows, cols, mean, seed += 7);
       const auto op = make_csr_operator(csr_view(A), f, -1);
-      index_t longest = 0;
-      for (index_t r = 0; r < rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
       expect_apply_block(
-          *op, [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); }, longest, stream(), seed);
+          *op, [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); },
+          longest_row_on_host(A.rowptr.data(), A.rows), stream(), seed);
     }
 }
 
@@ -969,10 +969,9 @@ TEST_F(DeviceOperators, PatternCsrOperatorIsEquivalentToRef)
     csr_apply(A, x.data(), scale.data(), true);
     for (index_t r = 0; r < A.rows; ++r)
       ASSERT_LE(std::abs(y[r] - ref[r]), ulps * (A.rowptr[r + 1] - A.rowptr[r] + 1) * eps * real_part(scale[r])) << "row " << r;
-    index_t longest = 0;
-    for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
     expect_apply_block(
-        *op, [&A](const Scalar *xx, Scalar *yy, bool absolute) { csr_apply(A, xx, yy, absolute); }, longest, stream(), seed);
+        *op, [&A](const Scalar *xx, Scalar *yy, bool absolute) { csr_apply(A, xx, yy, absolute); },
+        longest_row_on_host(A.rowptr.data(), A.rows), stream(), seed);
   }
 }
 
@@ -1024,6 +1023,17 @@ void expect_apply(const DeviceOperator &op, const std::function<void(const Scala
   apply(x.data(), scale.data(), true);
   for (index_t i = 0; i < op.rows(); ++i)
     ASSERT_LE(std::abs(y[i] - ref[i]), ulps * (terms + 1) * eps * real_part(scale[i])) << "row " << i << " y " << y[i] << " ref " << ref[i];
+}
+
+/// expect_apply (seed) and expect_apply_block (seed + 1) of an operator on the CSR matrix A against A's
+/// products on the host.
+void expect_csr_products(const DeviceOperator &op, const Csr &A, cudaStream_t stream, std::uint64_t seed)
+{
+  const index_t longest = longest_row_on_host(A.rowptr.data(), A.rows);
+  const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); };
+  expect_apply(op, apply, longest, stream, seed);
+  if (::testing::Test::HasFatalFailure()) return;
+  expect_apply_block(op, apply, longest, stream, seed + 1);
 }
 
 TEST_F(DeviceOperators, DenseOperatorOnDeviceIsEquivalentToRef)
@@ -1106,19 +1116,15 @@ TEST_F(DeviceOperators, CsrOperatorOnDeviceIsEquivalentToRef)
       const auto copy = make_csr_operator(csr_view(A), copied, -1);
       const std::size_t matrix_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int) + A.values.size() * sizeof(Scalar);
       EXPECT_EQ(op->device_bytes() + matrix_bytes, copy->device_bytes());
-      index_t longest = 0;
-      for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
-      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); };
-      expect_apply(*op, apply, longest, stream(), seed + 1);
-      if (HasFatalFailure()) return;
-      expect_apply_block(*op, apply, longest, stream(), seed + 2);
+      expect_csr_products(*op, A, stream(), seed + 1);
       if (HasFatalFailure()) return;
       if (f == KernelFlavor::Custom) { // nothing copied: new values in the caller's array are what the kernel reads
         for (Scalar &v : A.values) v = -2.0 * v + 0.5;
         if (!A.values.empty())
           CUDALANCZOS_CHECK(cudaMemcpy(d.values.data(), A.values.data(), A.values.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
         wait_default_stream();
-        expect_apply(*op, apply, longest, stream(), seed + 3);
+        expect_apply(*op, [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); },
+                     longest_row_on_host(A.rowptr.data(), A.rows), stream(), seed + 3);
         if (HasFatalFailure()) return;
       }
     }
@@ -1146,12 +1152,7 @@ TEST_F(DeviceOperators, WideIndexOperatorsOnDeviceAreEquivalentToRef)
       EXPECT_EQ(takes_short_rows(*op), takes_short_rows(*ref)) << op->description();
       const std::size_t index_bytes = (A.rowptr.size() + A.colind.size()) * sizeof(int);
       EXPECT_EQ(op->device_bytes(), ref->device_bytes() + index_bytes);
-      index_t longest = 0;
-      for (index_t r = 0; r < A.rows; ++r) longest = std::max<index_t>(longest, A.rowptr[r + 1] - A.rowptr[r]);
-      const auto apply = [&A](const Scalar *x, Scalar *y, bool absolute) { csr_apply(A, x, y, absolute); };
-      expect_apply(*op, apply, longest, stream(), seed + 1);
-      if (HasFatalFailure()) return;
-      expect_apply_block(*op, apply, longest, stream(), seed + 2);
+      expect_csr_products(*op, A, stream(), seed + 1);
       if (HasFatalFailure()) return;
     }
   // The pattern split from 64-bit indices: the same split as from 32-bit ones, and none where there is none.
@@ -1162,8 +1163,7 @@ TEST_F(DeviceOperators, WideIndexOperatorsOnDeviceAreEquivalentToRef)
   EXPECT_TRUE(uses_pattern(*pattern)) << pattern->description();
   const DeviceCsr nL = to_device(L);
   EXPECT_EQ(pattern->device_bytes(), make_pattern_operator_on_device(nL.view, -1)->device_bytes());
-  const auto lap = [&L](const Scalar *x, Scalar *y, bool absolute) { csr_apply(L, x, y, absolute); };
-  expect_apply(*pattern, lap, 7, stream(), seed + 3);
+  expect_csr_products(*pattern, L, stream(), seed + 3);
   const Csr R = random_csr(40, 40, 3.0, seed + 4);
   EXPECT_EQ(make_pattern_operator_on_device(to_device_wide(R).view, -1), nullptr);
   // More entries than 32-bit indices reach on one process: an error before any array is read.
@@ -1214,12 +1214,7 @@ TEST_F(DeviceOperators, ShortRegularRowsTakeTheCustomKernel)
         if (takes_short_rows(*op)) {
           EXPECT_NE(op->description().find("1 lane a row"), std::string::npos) << op->description();
         }
-        index_t longest = 0;
-        for (index_t r = 0; r < c.A.rows; ++r) longest = std::max<index_t>(longest, c.A.rowptr[r + 1] - c.A.rowptr[r]);
-        const auto apply = [&c](const Scalar *x, Scalar *y, bool absolute) { csr_apply(c.A, x, y, absolute); };
-        expect_apply(*op, apply, longest, stream(), seed + 3);
-        if (HasFatalFailure()) return;
-        expect_apply_block(*op, apply, longest, stream(), seed + 4);
+        expect_csr_products(*op, c.A, stream(), seed + 3);
         if (HasFatalFailure()) return;
       }
 }
