@@ -103,14 +103,33 @@ static PetscErrorCode GeneralizedOperators(EPS eps, Mat A, Mat B)
   PetscFunctionReturn(0);
 }
 
+/* The k pairs eps returned against the analytic eigenvalues ev[first], ev[first + step], ... (step 1:
+   ascending, -1: descending), through MeasurePairs: eigenvalues, true residuals, orthonormality and real
+   values, one Check named `what`. */
+static PetscErrorCode CheckPairs(EPS eps, Mat A, Mat B, PetscInt k, const PetscReal *ev, PetscInt first, PetscInt step, const char *what)
+{
+  PetscScalar *lr;
+  PetscReal    diff, res, orth, imag;
+  char         detail[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(k, &lr));
+  for (PetscInt i = 0; i < k; ++i) lr[i] = ev[first + step * i];
+  PetscCall(MeasurePairs(eps, A, B, k, lr, &diff, &res, &orth, &imag));
+  PetscCall(PetscFree(lr));
+  PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e, orthogonality %.1e", (double)diff,
+                          (double)res, (double)orth));
+  PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9 && imag == 0), what, detail));
+  PetscFunctionReturn(0);
+}
+
 /* EPS_ALL on [a, b] with the options given; every pair against the analytic ones. `atleast`: the window
    must hold that many (a check of the test itself). With B (the diagonal pencil), EPS_GHEP on (A, B). */
 static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
 {
   EPS         eps;
   PetscInt    n = NX * NY * NZ, i, expected = 0, first = -1, nconv;
-  PetscScalar *lr;
-  PetscReal   diff = 0, res = 0, orth = 0, imag = 0, tol = 1e-10;
+  PetscReal   tol = 1e-10;
   char        detail[512], line[256];
   PetscBool   found;
 
@@ -134,15 +153,7 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
     PetscCall(EPSGetConverged(eps, &nconv));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned, %" PetscInt_FMT " in the window", nconv, expected));
     PetscCall(Check((PetscBool)(nconv == expected && expected >= atleast), pass ? "  solved again on the same EPS" : name, detail));
-    if (nconv == expected && expected > 0) {
-      PetscCall(PetscMalloc1(expected, &lr));
-      for (i = 0; i < expected; ++i) lr[i] = ev[first + i];
-      PetscCall(MeasurePairs(eps, A, B, expected, lr, &diff, &res, &orth, &imag));
-      PetscCall(PetscFree(lr));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e, orthogonality %.1e", (double)diff,
-                              (double)res, (double)orth));
-      PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9 && imag == 0), "  its pairs", detail));
-    }
+    if (nconv == expected && expected > 0) PetscCall(CheckPairs(eps, A, B, expected, ev, first, 1, "  its pairs"));
   }
   PetscCall(ViewLine(eps, "interval [", line, sizeof(line), &found));
   if (expected > 0) PetscCall(Check(found, "  -eps_view shows the filter", line));
@@ -166,8 +177,7 @@ static PetscErrorCode CheckThreshold(Mat A, Mat B, const PetscReal *ev, PetscRea
 {
   EPS          eps;
   PetscInt     n = NX * NY * NZ, i, expected = 0, nconv;
-  PetscScalar *lr;
-  PetscReal    diff, res, orth, imag, t = relative ? thres * ev[n - 1] : thres;
+  PetscReal    t = relative ? thres * ev[n - 1] : thres;
   char         detail[256];
 
   PetscFunctionBeginUser;
@@ -185,14 +195,7 @@ static PetscErrorCode CheckThreshold(Mat A, Mat B, const PetscReal *ev, PetscRea
     PetscCall(EPSGetConverged(eps, &nconv));
     PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned, %" PetscInt_FMT " beyond the threshold", nconv, expected));
     PetscCall(Check((PetscBool)(nconv == expected && expected > 8), pass ? "  solved again on the same EPS" : name, detail));
-    if (nconv == expected) {
-      PetscCall(PetscMalloc1(expected, &lr));
-      for (i = 0; i < expected; ++i) lr[i] = ev[n - 1 - i];
-      PetscCall(MeasurePairs(eps, A, B, expected, lr, &diff, &res, &orth, &imag));
-      PetscCall(PetscFree(lr));
-      PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e", (double)diff, (double)res));
-      PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9), "  its pairs", detail));
-    }
+    if (nconv == expected) PetscCall(CheckPairs(eps, A, B, expected, ev, n - 1, -1, "  its pairs"));
   }
   PetscCall(EPSDestroy(&eps));
   PetscFunctionReturn(0);
@@ -203,9 +206,7 @@ static PetscErrorCode CheckThreshold(Mat A, Mat B, const PetscReal *ev, PetscRea
 static PetscErrorCode CheckThresholdRoom(Mat A, const PetscReal *ev)
 {
   EPS          eps;
-  PetscInt     n = NX * NY * NZ, i, nconv;
-  PetscScalar *lr;
-  PetscReal    diff = 0, res = 0, orth = 0, imag = 0;
+  PetscInt     n = NX * NY * NZ, nconv;
   char         detail[256], line[256];
   PetscBool    found;
 
@@ -221,14 +222,7 @@ static PetscErrorCode CheckThresholdRoom(Mat A, const PetscReal *ev)
   PetscCall(ViewLine(eps, "ran out of room", line, sizeof(line), &found));
   PetscCall(PetscSNPrintf(detail, sizeof(detail), "%" PetscInt_FMT " returned; %s", nconv, found ? line : "no such -eps_view line"));
   PetscCall(Check((PetscBool)(found && nconv >= 200 && nconv <= 256 && ev[n - nconv] >= 2.0), "threshold test beyond its room", detail));
-  if (nconv > 0 && nconv <= 256) {
-    PetscCall(PetscMalloc1(nconv, &lr));
-    for (i = 0; i < nconv; ++i) lr[i] = ev[n - 1 - i];
-    PetscCall(MeasurePairs(eps, A, NULL, nconv, lr, &diff, &res, &orth, &imag));
-    PetscCall(PetscFree(lr));
-    PetscCall(PetscSNPrintf(detail, sizeof(detail), "max |lambda - exact| / max|lambda| = %.1e, residual %.1e", (double)diff, (double)res));
-    PetscCall(Check((PetscBool)(diff < 1e-9 && res < 1e-8 && orth < 1e-9), "  its pairs, the largest ones", detail));
-  }
+  if (nconv > 0 && nconv <= 256) PetscCall(CheckPairs(eps, A, NULL, nconv, ev, n - 1, -1, "  its pairs, the largest ones"));
   PetscCall(EPSDestroy(&eps));
   PetscFunctionReturn(0);
 }
