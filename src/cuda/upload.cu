@@ -170,6 +170,13 @@ void warm_up_at_load(int local_rank)
   }
 }
 
+bool warm_up_at_load_started()
+{
+  WarmUp &w = warm_up_state();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  return w.load_started;
+}
+
 void upload_image(void *dst, std::size_t bytes, const ImageFill &fill)
 {
   if (bytes == 0) return;

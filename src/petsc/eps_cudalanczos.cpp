@@ -243,6 +243,7 @@ extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
   EPS_CUDALANCZOS *ctx = nullptr;
 
   PetscFunctionBegin;
+  PetscCall(EPSCUDALanczosStartWarmUp("by the first EPSCreate_CUDALanczos"));
   PetscCallCXX(ctx = new EPS_CUDALANCZOS());
   eps->data = (void *)ctx;
 

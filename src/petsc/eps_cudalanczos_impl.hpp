@@ -224,6 +224,10 @@ PetscErrorCode EPSCUDALanczosValueArrays(EPS eps, PetscInt n);
 /// The most columns this EPS's BV can hold: PETSC_MAX_INT / (the largest local rows) with 32-bit PetscInt,
 /// whose count of a rank's nloc x cols entries must not wrap. Collective.
 PetscErrorCode EPSCUDALanczosMaxBVColumns(EPS eps, PetscInt *most);
+/// Starts, once per process and unless -cudalanczos_warm_up_at_load is false, the CUDA driver and the
+/// default device's context on a helper thread (cuda::warm_up_at_load), `when` said under -info: at load
+/// when the options select the type, else at the first EPSCreate_CUDALanczos. Not collective.
+PetscErrorCode EPSCUDALanczosStartWarmUp(const char *when);
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
 /// helper thread (cuda::warm_up), so that the solve finds them made or in the making. Collective.
 PetscErrorCode EPSCUDALanczosWarmUp(EPS eps);

@@ -11,10 +11,15 @@
 #endif
 
 #include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
 
 extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS);
 
 static PetscBool registered = PETSC_FALSE;
+// -cudalanczos_warm_up_at_load, read when the library loads.
+static PetscBool warm_up_early = PETSC_TRUE;
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 // This process's rank on its node, as the launcher tells it (Open MPI, MPICH/Hydra, MVAPICH, PMI, Slurm),
@@ -42,7 +47,45 @@ static void LogUploadPhase(cudalanczos::cuda::UploadPhase phase, bool begin)
   }
   (void)(begin ? PetscLogEventBegin(event, 0, 0, 0, 0) : PetscLogEventEnd(event, 0, 0, 0, 0));
 }
+
+// Whether the options database selects the type: an option named eps_type under any prefix (-eps_type,
+// -st_ksp_..., -my_eps_type) whose value is cudalanczos, from the command line, PETSC_OPTIONS or .petscrc,
+// all of which PetscInitialize has read when it loads the library.
+static PetscErrorCode OptionsSelectCUDALanczos(PetscBool *selected)
+{
+  char *all = nullptr;
+
+  PetscFunctionBegin;
+  *selected = PETSC_FALSE;
+  PetscCall(PetscOptionsGetAll(NULL, &all));
+  {
+    std::istringstream tokens(all ? all : "");
+    std::string        previous, token;
+    const std::string  suffix = "eps_type";
+    while (tokens >> token) {
+      const bool named = previous.size() > suffix.size() && previous[0] == '-' &&
+                         previous.compare(previous.size() - suffix.size(), suffix.size(), suffix) == 0;
+      if (named && token == EPSCUDALANCZOS) *selected = PETSC_TRUE;
+      previous = token;
+    }
+  }
+  PetscCall(PetscFree(all));
+  PetscFunctionReturn(0);
+}
 #endif
+
+PetscErrorCode EPSCUDALanczosStartWarmUp(const char *when)
+{
+  PetscFunctionBegin;
+#if defined(CUDALANCZOS_HAVE_CUDA)
+  if (!warm_up_early || cudalanczos::cuda::warm_up_at_load_started()) PetscFunctionReturn(0);
+  PetscCall(PetscInfo(NULL, "cudalanczos: warm-up started %s (the CUDA driver, and the default device's context and upload staging)\n", when));
+  cudalanczos::cuda::warm_up_at_load(NodeLocalRank());
+#else
+  (void)when;
+#endif
+  PetscFunctionReturn(0);
+}
 
 // PetscFinalize: the registration ends, and so does what the process made once for every solve.
 static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
@@ -84,9 +127,14 @@ PetscErrorCode EPSCUDALanczosRegister(void)
 #if defined(CUDALANCZOS_HAVE_CUDA)
   cudalanczos::cuda::set_upload_phase_hook(LogUploadPhase);
   {
-    PetscBool at_load = PETSC_TRUE;
-    PetscCall(PetscOptionsGetBool(NULL, NULL, "-cudalanczos_warm_up_at_load", &at_load, NULL));
-    if (at_load) cudalanczos::cuda::warm_up_at_load(NodeLocalRank());
+    // A program that loads the plugin but never selects the type (a -dll_append in ~/.petscrc) should
+    // not pay for a CUDA context: warm up now only when the options select the type, else at the first
+    // EPSCreate_CUDALanczos (a type set in code).
+    PetscBool selected;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-cudalanczos_warm_up_at_load", &warm_up_early, NULL));
+    PetscCall(OptionsSelectCUDALanczos(&selected));
+    if (selected) PetscCall(EPSCUDALanczosStartWarmUp("at load: the options select -eps_type cudalanczos"));
+    else if (warm_up_early) PetscCall(PetscInfo(NULL, "cudalanczos: no warm-up at load: the options do not select the type\n"));
   }
 #endif
   PetscCall(PetscRegisterFinalize(EPSCUDALanczosFinalizePackage));
