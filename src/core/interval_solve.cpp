@@ -130,7 +130,9 @@ struct Chunks {
 
 // Solves in chunks on the complement of what the chunks before found (cb's constraints), first with
 // `first` settings, then `next_nev` pairs at a time, until a converged value is not wanted, a chunk
-// stops short, or there is no room for another chunk in cb's `capacity` constraint columns.
+// stops short, or there is no room for another chunk in cb's `capacity` constraint columns. Each chunk
+// has first.max_it restarts of its own: a budget shared by the chunks left the last ones, where the
+// values crowd, too few to converge, and the solve ended short of pairs it should have found.
 Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, int capacity, const Callbacks &c,
                   const std::function<bool(double)> &wanted)
 {
@@ -143,7 +145,6 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
     s.ncv = static_cast<int>(std::min<index_t>(s.ncv, left));
     s.nev = std::min(s.nev, s.ncv);
     s.seed = first.seed + static_cast<std::uint64_t>(out.chunks);
-    s.max_it = std::max(1, first.max_it - out.counts.its);
     const Result r = solve(cb, s, c);
     detail::add_counts(out.counts, r);
     out.counts.verification_cut = out.counts.verification_cut || r.verification_cut;
@@ -361,6 +362,85 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   return out;
 }
 
+namespace {
+
+/// Random vectors of a threshold's count estimate: it only sizes the room, which has a margin of half the
+/// count, and a short estimate costs a fraction of the solve (16 vectors, as a window's, cost more).
+constexpr int kThresholdCountVectors = 6;
+
+struct ThresholdRoom {
+  int capacity = 0; ///< pairs the constraint block holds
+  int nev = 0;      ///< the first chunk's pairs
+  double count = -1, error = 0;
+  long products = 0;
+};
+
+// The count of eigenvalues beyond `threshold` (LargestMagnitude: |lambda| >= |threshold|) from the
+// indicators of the operator's values there, the eigenvalues being the values translated by
+// c.eigenvalue(0); a relative threshold is taken of the spectrum's end less its padding. The room is
+// SLEPc's max(8 nev, 256), or half as much again as the count, within max_columns. The indicator blurs
+// the threshold over a few indicator_blur() (the estimate of a 3-D Laplacian's values above 9 was 188
+// for 106): where the count does not fit, it is estimated again with the threshold moved 3 blurs
+// inward, which counts no value short of it, and the error names that count when it does not fit
+// either. Without a translation (a spectral transformation) there is no estimate, and the room is SLEPc's.
+ThresholdRoom plan_threshold(Backend &b, const Settings &base, const Callbacks &c, double threshold, bool relative, int chunk_columns,
+                             int max_columns)
+{
+  ThresholdRoom room;
+  const index_t n = b.global_size();
+  const auto slepc_room = [&](double expected) {
+    return static_cast<int>(std::min<double>(static_cast<double>(n), std::max({8.0 * base.nev, 256.0, expected + expected / 2 + 16})));
+  };
+  room.capacity = slepc_room(0);
+  room.nev = std::min(base.nev, kMaxChunkNev);
+  if (!base.translation_map) return room;
+  const Bounds bd = spectrum_bounds(b, base);
+  room.products = bd.products;
+  const double delta = c.eigenvalue(0.0);
+  const double pad = kBoundsPad * (bd.hi - bd.lo) / (1 + 2 * kBoundsPad);
+  const double hi = bd.hi - pad + delta, lo = bd.lo + pad + delta; // the eigenvalues' ends, about
+  const double top = base.which == Which::LargestAlgebraic ? hi : std::max(std::abs(hi), std::abs(lo));
+  const double t = relative ? threshold * top : threshold;
+  // The estimate of the values beyond t, each end of the operator's values moved `inward` blurs.
+  const auto estimate = [&](double inward) {
+    CountEstimate sum;
+    sum.mean = 0;
+    const auto add = [&](double a, double z) { // the operator's values in [a, z]
+      a = std::max(a, bd.lo), z = std::min(z, bd.hi);
+      if (!(a < z)) return;
+      int degree = window_filter(bd.lo, bd.hi, a, z, 0, IntervalSettings{}.end_value).p.degree();
+      const double end = a > bd.lo ? a : z; // the end inside the spectrum
+      while (inward > 0 && degree < kMaxFilterDegree && indicator_blur(bd.lo, bd.hi, end, degree) > (z - a) / 8)
+        degree = std::min(2 * degree, kMaxFilterDegree); // moving the end costs at most 3/8 of the window
+      if (a > bd.lo) a = std::min(z, a + inward * indicator_blur(bd.lo, bd.hi, a, degree));
+      if (z < bd.hi) z = std::max(a, z - inward * indicator_blur(bd.lo, bd.hi, z, degree));
+      if (!(a < z)) return;
+      const CountEstimate e = estimate_count(b, interval_indicator(bd.lo, bd.hi, a, z, degree), kThresholdCountVectors, base.seed);
+      sum.mean += std::max(0.0, e.mean), sum.error = std::hypot(sum.error, e.error), sum.products += e.products;
+    };
+    if (base.which == Which::SmallestAlgebraic) add(bd.lo, t - delta);
+    else if (base.which == Which::LargestAlgebraic) add(t - delta, bd.hi);
+    else add(std::abs(t) - delta, bd.hi), add(bd.lo, -std::abs(t) - delta);
+    room.products += sum.products;
+    return sum;
+  };
+  const CountEstimate e = estimate(0);
+  room.count = e.mean, room.error = e.error;
+  const double expected = std::ceil(room.count + 2 * room.error);
+  room.capacity = slepc_room(expected);
+  room.nev = std::clamp(static_cast<int>(expected) + 2, base.nev, kMaxChunkNev);
+  if (max_columns <= 0 || room.capacity <= max_columns - chunk_columns) return room;
+  room.capacity = max_columns - chunk_columns;
+  const CountEstimate fewest = estimate(3);
+  if (fewest.mean - 2 * fewest.error > room.capacity)
+    throw Error("at least about " + std::to_string(std::lround(fewest.mean - 2 * fewest.error)) + " eigenvalues lie beyond the threshold (" +
+                std::to_string(std::lround(room.count)) + " estimated), more than the " + std::to_string(std::max(room.capacity, 0)) +
+                " pairs there is memory for; ask for nev pairs instead, or use more ranks");
+  return room;
+}
+
+} // namespace
+
 Result solve_to_threshold(Backend &backend, const Settings &base, const Callbacks &callbacks, double threshold, bool relative, int max_columns)
 {
   if (base.which != Which::LargestAlgebraic && base.which != Which::SmallestAlgebraic && base.which != Which::LargestMagnitude)
@@ -373,8 +453,11 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
   Settings s = base;
   s.ncv_max = 0;
   s.purify = false;
+  const ThresholdRoom room = plan_threshold(backend, base, c, threshold, relative, basis_columns_needed(s), max_columns);
+  s.nev = static_cast<int>(std::min<index_t>(n, std::min(room.nev, room.capacity)));
+  s.ncv = static_cast<int>(std::min<index_t>(n, std::max(base.ncv, default_ncv(s.nev, n))));
   const int chunk_columns = basis_columns_needed(s);
-  int capacity = static_cast<int>(std::min<index_t>(n, std::max(8 * base.nev, 256)));
+  int capacity = room.capacity;
   if (max_columns > 0) capacity = std::min(capacity, max_columns - chunk_columns);
   if (capacity < base.nev)
     throw Error("a threshold solve needs at least " + std::to_string(chunk_columns + base.nev) + " basis columns; there is room for " +
@@ -383,11 +466,12 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
   cb.resize_basis(chunk_columns);
   double key = detail::badness(s, threshold);
   bool keyed = !relative; // a relative threshold is a fraction of the first (best) value converged
-  const Chunks ch = run_chunks(cb, s, base.nev, capacity, callbacks, [&](double v) {
+  const Chunks ch = run_chunks(cb, s, std::max(base.nev, s.nev / 2), capacity, callbacks, [&](double v) {
     if (!keyed) key = detail::badness(s, threshold * c.eigenvalue(v)), keyed = true;
     return detail::badness(s, c.eigenvalue(v)) <= key;
   });
   Result r = ch.counts;
+  r.matvecs += room.products;
   r.eigenvalues = ch.values;
   r.errors = ch.errors;
   r.nconv = static_cast<int>(ch.values.size());
@@ -395,6 +479,7 @@ Result solve_to_threshold(Backend &backend, const Settings &base, const Callback
   r.nconv = 0;
   while (r.nconv < static_cast<int>(r.eigenvalues.size()) && detail::badness(s, c.eigenvalue(r.eigenvalues[r.nconv])) <= key) ++r.nconv;
   if (ch.capacity_reached) r.reason = Reason::MaxIterations, r.room_exhausted = true;
+  r.count_estimate = room.count, r.count_error = room.error;
   return r;
 }
 

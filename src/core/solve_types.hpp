@@ -149,6 +149,9 @@ struct Result {
   /// solve_to_threshold: the room for found pairs ran out before a value beyond the threshold converged
   /// (reason MaxIterations): more pairs may qualify.
   bool room_exhausted = false;
+  /// solve_to_threshold: the eigenvalues beyond the threshold by the kernel polynomial method, which sized
+  /// the room, and its standard error (-1: not estimated, under a spectral transformation).
+  double count_estimate = -1, count_error = 0;
   // The projected problems (thick restart): the host's share of each restart, which Settings::mpd bounds.
   int projected_solves = 0;        ///< eigen-decompositions of a cycle's active block, looks inside a cycle included
   int projected_order = 0;         ///< the largest order among them

@@ -277,6 +277,22 @@ PetscErrorCode ViewInterval(EPS eps, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
+// The threshold test's count estimate, which sized the room for its pairs, and whether the room ran out.
+PetscErrorCode ViewThreshold(EPS eps, PetscViewer viewer)
+{
+  const cudalanczos::Result &r = ((EPS_CUDALANCZOS *)eps->data)->last.result;
+
+  PetscFunctionBegin;
+  if (r.count_estimate >= 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  eigenvalues beyond the threshold: %.1f +- %.1f estimated (kernel polynomial method), which sized the room for them\n",
+                                     r.count_estimate, r.count_error));
+  if (r.room_exhausted)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  the threshold test ran out of room after %" PetscInt_FMT " pairs, all beyond the threshold: more may be (the room is "
+                                             "max(8 nev, 256) pairs or half as many again as estimated, within what the device memory holds)\n",
+                                     eps->nconv));
+  PetscFunctionReturn(0);
+}
+
 // What the last solve ran on and did.
 PetscErrorCode ViewLastSolve(EPS eps, PetscViewer viewer)
 {
@@ -291,10 +307,7 @@ PetscErrorCode ViewLastSolve(EPS eps, PetscViewer viewer)
   PetscCall(ViewScaling(eps, viewer));
   if (!thesis) PetscCall(ViewResidualCheck(eps, viewer));
   if (ctx->last.interval) PetscCall(ViewInterval(eps, viewer));
-  else if (ctx->last.result.room_exhausted)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  the threshold test ran out of room after %" PetscInt_FMT " pairs, all beyond the threshold: more may be (the room is "
-                                             "max(8 nev, 256) pairs, or what the device memory holds; a larger nev widens it)\n",
-                                     eps->nconv));
+  else if (EPSCUDALanczosThresholdTest(eps)) PetscCall(ViewThreshold(eps, viewer));
   else if (eps->nconv < eps->nev) PetscCall(ViewShortfall(eps, viewer));
   if (!thesis && ctx->opt.verify) PetscCall(ViewVerification(eps, viewer));
   PetscFunctionReturn(0);
