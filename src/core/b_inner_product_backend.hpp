@@ -45,6 +45,7 @@ public:
   long b_products() const { return b_products_; }
 
   std::string name() const override { return inner_.name(); }
+  BackendKind kind() const override { return inner_.kind(); }
   index_t local_size() const override { return inner_.local_size(); }
   index_t global_size() const override { return inner_.global_size(); }
   void resize_basis(int ncols) override;

@@ -77,12 +77,18 @@ inline constexpr double kDgksEta2 = 0.5;
 /// entries are at most 1), and 2^-e is a normal number.
 inline constexpr int kMaxScaleExponent = 1000;
 
+/// Where a backend keeps the basis and applies the operator: what the PETSc layer decides by (device
+/// columns for the BV, B on the device), never by the -eps_view label.
+enum class BackendKind { Host, Cuda };
+
 class Backend {
 public:
   virtual ~Backend() = default;
 
-  /// Short name shown by -eps_view ("host", "cuda").
+  /// Short name shown by -eps_view ("host", "cuda"): a label, not a kind to decide by.
   virtual std::string name() const = 0;
+  /// Where the basis lives; a wrapper forwards its inner backend's.
+  virtual BackendKind kind() const = 0;
 
   /// Rows of each basis column held by this rank.
   virtual index_t local_size() const = 0;

@@ -43,6 +43,7 @@ public:
   void absorb_leading(int k);
 
   std::string name() const override { return inner_.name(); }
+  BackendKind kind() const override { return inner_.kind(); }
   index_t local_size() const override { return inner_.local_size(); }
   index_t global_size() const override { return inner_.global_size() - d_; }
   void resize_basis(int ncols) override;

@@ -20,7 +20,7 @@ enum class Variant {
 enum class Reorthogonalization {
   Full,    ///< classical Gram-Schmidt against the whole basis, repeated once when ||w|| drops (DGKS)
   Partial, ///< Simon's partial reorthogonalization: the three-term recurrence while the estimated loss of
-           ///< orthogonality (omega recurrence) stays below sqrt(eps), a full pass when it does not
+           ///< orthogonality (omega recurrence) stays below eps^(3/4), a full pass when it does not
   None     ///< three-term recurrence only (the thesis)
 };
 

@@ -114,6 +114,7 @@ public:
   }
 
   std::string name() const override { return "cuda"; }
+  BackendKind kind() const override { return BackendKind::Cuda; }
   index_t local_size() const override { return n_; }
   index_t global_size() const override { return global_; }
   int basis_columns() const override { return ncols_; }

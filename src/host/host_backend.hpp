@@ -23,6 +23,7 @@ public:
               Reducer reduce = serial_reducer());
 
   std::string name() const override { return "host"; }
+  BackendKind kind() const override { return BackendKind::Host; }
   index_t local_size() const override { return n_; }
   index_t global_size() const override { return global_; }
   void resize_basis(int ncols) override;

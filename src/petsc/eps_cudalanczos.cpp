@@ -238,6 +238,35 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **n
 
 } // namespace
 
+/*MC
+   EPSCUDALANCZOS - EPSCUDALANCZOS = "cudalanczos" - Lanczos on NVIDIA GPUs for symmetric (Hermitian)
+   eigenproblems, standard and generalized with B positive definite: thick restart with locking, full or
+   partial reorthogonalization, block steps, a search for missed copies of multiple eigenvalues, every
+   eigenvalue in an interval (EPS_ALL) and the threshold test, on one GPU or one GPU a rank.
+
+   Options Database Keys:
++  -eps_cudalanczos_variant <thick-restart> - thick-restart, or thesis (one pair, no restart)
+.  -eps_cudalanczos_reorthog <full,partial,none> - the reorthogonalization (default: chosen by the solver)
+.  -eps_cudalanczos_block_size <b> - vectors per Lanczos step (default: chosen by the solver)
+.  -eps_cudalanczos_restart <r> - the fraction of the unconverged Ritz vectors kept at a restart
+.  -eps_cudalanczos_ncv_max <n> - the largest basis thick restart may grow to
+.  -eps_cudalanczos_filter_degree <d> - EPS_ALL: the polynomial filter's degree (0: chosen)
+.  -eps_cudalanczos_verify <true> - search the complement of the converged vectors for missed copies
+.  -eps_cudalanczos_backend <auto,host,cuda> - where the vectors live
+.  -eps_cudalanczos_kernels <default,custom,vendor> - the GPU kernels
+.  -eps_cudalanczos_device <d> - the CUDA device (-1: the node-local rank modulo the device count)
+-  -eps_cudalanczos_check_symmetry <false> - probe the operator's symmetry before the iteration
+
+   Notes:
+   Load it into an unmodified program with -dll_append /path/to/libslepccudalanczos.so, or link it and
+   call EPSCUDALanczosRegister(). Without a GPU, or with -eps_cudalanczos_backend host, the same algorithm
+   runs on the host through STApply. -eps_view says what each choice was and why.
+
+   Level: beginner
+
+.seealso: EPSCreate(), EPSSetType(), EPSType, EPSCUDALanczosRegister(), EPSCUDALanczosSetVariant(), EPSCUDALanczosSetReorthog(),
+          EPSCUDALanczosSetBlockSize(), EPSCUDALanczosSetBackend(), EPSKRYLOVSCHUR, EPSLANCZOS
+M*/
 extern "C" PetscErrorCode EPSCreate_CUDALanczos(EPS eps)
 {
   EPS_CUDALANCZOS *ctx = nullptr;

@@ -295,7 +295,7 @@ PetscErrorCode DeviceBProducts(Solve &sv, ColumnOperator *apply_b)
   std::shared_ptr<const void> bop;
 
   PetscFunctionBegin;
-  if (sv.backend->name() == "cuda") PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->last.device_used, &bop, &b_uploaded));
+  if (sv.backend->kind() == cudalanczos::BackendKind::Cuda) PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->last.device_used, &bop, &b_uploaded));
   if (!bop) PetscFunctionReturn(0);
   const auto dop = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(bop);
 #if defined(CUDALANCZOS_PETSC_STREAMS)
@@ -363,7 +363,7 @@ PetscErrorCode SolveStartColumns(Solve &sv, EPSCUDALanczosColumns &columns)
   Backend  &solver = *sv.solver;
 
   PetscFunctionBegin;
-  const PetscBool on_device = sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
+  const PetscBool on_device = sv.backend->kind() == cudalanczos::BackendKind::Cuda ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(EPSCUDALanczosLimitBasis(eps, on_device, &sv.s));
   PetscCall(EPSCUDALanczosCheckBasisFits(eps, on_device, basis_columns_needed(sv.s) + (int)sv.nc));
   PetscCallCXX(solver.resize_basis(basis_columns_needed(sv.s)));
@@ -394,7 +394,7 @@ PetscErrorCode SolveIterate(Solve &sv)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EPS_CUDALanczos_Iterate, sv.eps, 0, 0, 0));
   sv.ctx->last.interval = PETSC_FALSE;
-  const PetscBool on_device = sv.backend->name() == "cuda" ? PETSC_TRUE : PETSC_FALSE;
+  const PetscBool on_device = sv.backend->kind() == cudalanczos::BackendKind::Cuda ? PETSC_TRUE : PETSC_FALSE;
   if (sv.eps->which == EPS_ALL) PetscCall(EPSCUDALanczosSolveInterval(sv.eps, *sv.solver, sv.s, sv.cb, on_device, &sv.result));
   else if (EPSCUDALanczosThresholdTest(sv.eps)) PetscCall(EPSCUDALanczosSolveThreshold(sv.eps, *sv.solver, sv.s, sv.cb, on_device, &sv.result));
   else PetscCallCXX(sv.result = cudalanczos::solve(*sv.solver, sv.s, sv.cb));
@@ -460,7 +460,7 @@ PetscErrorCode ResultVectors(Solve &sv, EPSCUDALanczosColumns &columns)
   PetscFunctionBegin;
   for (PetscInt j = 0; j < eps->nconv; ++j) PetscCall(columns.Write(*sv.solver, j));
   PetscCallCXX(sv.ctx->last.vectors_desc = columns.device_to_device() ? "the BV's device columns (VECCUDA), copied device to device, ordered with PETSc's stream by events"
-                                           : sv.backend->name() == "cuda" ? "the BV's host columns, copied between host and device"
+                                           : sv.backend->kind() == cudalanczos::BackendKind::Cuda ? "the BV's host columns, copied between host and device"
                                                                           : "the BV's host columns");
   if (sv.congruence)
     for (PetscInt j = 0; j < eps->nconv; ++j) {
@@ -558,7 +558,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(EPSCUDALanczosNormLookUp(eps, sv.congruence, sv.st_assembled, &sv.s, &sv.norm));
   SolveCallbacks(sv);
   PetscCall(SolveWrapBackend(sv));
-  EPSCUDALanczosColumns columns(eps, sv.backend->name() == "cuda", ctx->last.device_used);
+  EPSCUDALanczosColumns columns(eps, sv.backend->kind() == cudalanczos::BackendKind::Cuda, ctx->last.device_used);
   PetscCall(SolveStartColumns(sv, columns));
   PetscCall(SolveIterate(sv));
   PetscCall(SolveResults(sv, columns));

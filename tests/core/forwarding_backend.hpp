@@ -17,6 +17,7 @@ class ForwardingBackend : public Backend {
 public:
   explicit ForwardingBackend(Backend &inner) : b_(inner) {}
 
+  BackendKind kind() const override { return b_.kind(); }
   index_t local_size() const override { return b_.local_size(); }
   index_t global_size() const override { return b_.global_size(); }
   void resize_basis(int ncols) override { b_.resize_basis(ncols); }
