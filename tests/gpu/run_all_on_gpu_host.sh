@@ -63,9 +63,9 @@ step() { # step NAME TIMEOUT COMMAND...: runs, logs, records pass/fail
 note "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1) (part: $part)"
 cs=$(command -v compute-sanitizer || { [ -x /usr/local/cuda/bin/compute-sanitizer ] && echo /usr/local/cuda/bin/compute-sanitizer; } || true)
 
-if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 + 30 + 20 + 30 + 40 + 20 + 20 + 20 + 20 (+ 10) = 590 s
+if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 240 + 70 + 60 + 30 + 20 + 30 + 40 + 20 + 20 + 20 + 10 + 20 (+ 10) = 590 s
   # 1. every test binary, test_mat_device_copy and test_scale_invariance on 1 rank among them
-  step gpu-suite 250 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
+  step gpu-suite 240 env SUITE_PARTS=binaries SUITE_FOLDERS="${TESTS_FOLDERS:-cuda petsc}" SUITE_SKIP="${TESTS_SKIP:-}" bash tests/gpu/run_gpu_suite.sh "$carry" "$logs/suite"
   # 2. the plugin under MPI on one GPU shared by two ranks (host products, device vectors; with a CUDA
   #    PETSc, device Mats as row-distributed operators on their own blocks). The scale sweep
   #    (test_scale_invariance) runs on 1 rank in step 1: on 2 ranks sharing one GPU, where every step's
@@ -88,6 +88,11 @@ if [ "$part" = tests ] || [ "$part" = all ]; then # step limits: 250 + 70 + 60 +
   step matshell 20 "$carry/examples/cuda_matshell_demo" -n 3000
   # 5. an unmodified SLEPc program with -dll_append
   step slepc-ex1-dll_append 20 "$carry/slepc/ex1" -n 3000 -eps_nev 4 -eps_tol 1e-8 -eps_max_it 100000 -dll_append "$plugin" -eps_type cudalanczos -eps_view
+  #    loaded so but never selected: no warm-up, and no CUDA library beyond the runtime mapped (libcuda
+  #    included: no context)
+  step plugin-load-unselected 10 bash -c 'out=$("$1" -dll_append "$2" -eps_type krylovschur -check_unmapped -info :sys 2>&1); rc=$?
+    grep "warm-up\|mapped\|passed" <<<"$out"; [ $rc -eq 0 ] && grep -q "no warm-up at load" <<<"$out" && ! grep -q "warm-up started" <<<"$out"' \
+    _ "$carry/tests/petsc/test_plugin_load" "$plugin"
   #    and, in a complex build, the complex Hermitian example (the Hofstadter torus: 4- and 8-fold
   #    eigenvalues) on 2 ranks, checked against zheev
   [ -x "$carry/examples/tight_binding_flux" ] && step tight-binding-flux-np2 10 mpiexec -n 2 "$carry/examples/tight_binding_flux" \
