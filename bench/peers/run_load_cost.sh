@@ -8,13 +8,14 @@
 #   first    bench_eps -user_times (the first EPSSetUp + EPSSolve of a fresh process, a new EPS, a
 #            re-solve) with -eps_type cudalanczos given as an option and with the type set in code only,
 #            RUNS fresh processes each, on Debian's 3.18 (host Mat) and, where given, on PETSc 3.26.1 with
-#            CUDA (host Mat and device Mat).
+#            CUDA (the device Mat; MATS326="host device" adds the host Mat).
 #
 #   run_load_cost.sh NEW318 OLD318 OUT [NEW326 OLD326]     RUNS (default 5), CASES ("dense12288 powerlaw"), K (1)
 #
 # NEW318/OLD318: carry folders of 3.18 builds (make gpu-pack: the plugin, slepc/ex1, bench/peers/bench_eps,
 # bench/peers/gen_matrices); NEW326/OLD326: the plugin and bench/peers/bench_eps of 3.26.1 builds, with
-# PETSc/SLEPc 3.26.1's libraries in lib/. One JSON line per measurement in OUT/load_cost.jsonl.
+# PETSc/SLEPc 3.26.1's libraries in lib/. One JSON line per measurement in OUT/load_cost.jsonl, the tables
+# (load_cost_report.py) in OUT/load_cost.md.
 set -uo pipefail
 new=$(cd "$1" && pwd); old=$(cd "$2" && pwd); out=$3
 new326=${4:+$(cd "$4" && pwd)}; old326=${5:+$(cd "$5" && pwd)}
@@ -78,8 +79,8 @@ for case in $cases; do
       [ -n "$new326" ] || continue
       dir326=${build}326
       dir326=${!dir326}
-      for mat in host "$devtype"; do
-        mopt=(); [ "$mat" = host ] || mopt=(-mat_type "$mat" -vec_type cuda)
+      for mat in ${MATS326:-device}; do
+        mopt=(); [ "$mat" = host ] || mat=$devtype mopt=(-mat_type "$devtype" -vec_type cuda)
         first "$build-3.26-$mat-option-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
           -use_gpu_aware_mpi 0 -eps_type cudalanczos
         first "$build-3.26-$mat-code-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
@@ -88,4 +89,6 @@ for case in $cases; do
     done
   done
 done
-echo "wrote $jsonl ($(wc -l <"$jsonl") lines)"
+python3 "$(dirname "$0")/load_cost_report.py" "$jsonl" >"$out/load_cost.md"
+cat "$out/load_cost.md"
+echo "wrote $jsonl ($(wc -l <"$jsonl") lines) and $out/load_cost.md"

@@ -130,11 +130,12 @@ struct Chunks {
 
 // Solves in chunks on the complement of what the chunks before found (cb's constraints), first with
 // `first` settings, then `next_nev` pairs at a time, until a converged value is not wanted, a chunk
-// stops short, or there is no room for another chunk in cb's `capacity` constraint columns. Each chunk
+// stops short, or there is no room for another chunk in cb's `capacity` constraint columns;
+// `before_chunk`, where given, sees what the chunks before found and cost as each starts. Each chunk
 // has first.max_it restarts of its own: a budget shared by the chunks left the last ones, where the
 // values crowd, too few to converge, and the solve ended short of pairs it should have found.
 Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, int capacity, const Callbacks &c,
-                  const std::function<bool(double)> &wanted)
+                  const std::function<bool(double)> &wanted, const std::function<void(const Chunks &)> &before_chunk = {})
 {
   Chunks out;
   out.counts.reason = Reason::Converged;
@@ -145,6 +146,7 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
     s.ncv = static_cast<int>(std::min<index_t>(s.ncv, left));
     s.nev = std::min(s.nev, s.ncv);
     s.seed = first.seed + static_cast<std::uint64_t>(out.chunks);
+    if (before_chunk) before_chunk(out);
     const Result r = solve(cb, s, c);
     detail::add_counts(out.counts, r);
     out.counts.verification_cut = out.counts.verification_cut || r.verification_cut;
@@ -339,6 +341,21 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   cf.monitor = callbacks.monitor;
   cf.stop = callbacks.stop;
   cf.error = [](double, double res) { return res; };
+  IntervalProgress progress;
+  long chunks_before = 0; // filtered products of the chunks before the one under way
+  if (callbacks.interval_progress) {
+    progress.degree = out.degree, progress.count_estimate = est.mean, progress.count_error = est.error;
+    progress.columns = plan.columns, progress.first_cycle_products = static_cast<long>(plan.ncv) * out.degree;
+    progress.products = r.matvecs, progress.plan = true;
+    callbacks.interval_progress(progress);
+    progress.plan = false;
+    if (callbacks.tick) cf.tick = [&, own = r.matvecs](int its, int locked, long matvecs) {
+      progress.restart = its, progress.found = cb.constraints() + locked;
+      progress.products = own + (chunks_before + matvecs) * out.degree;
+      callbacks.interval_progress(progress);
+    };
+  }
+  const auto before_chunk = [&](const Chunks &so_far) { progress.chunk = so_far.chunks + 1, chunks_before = so_far.counts.matvecs; };
   const double ends = std::max(std::isfinite(w.a) ? std::abs(w.a) : 0.0, std::isfinite(w.b) ? std::abs(w.b) : 0.0);
   const double spectrum = std::max(-bd.lo, bd.hi); // the largest |lambda| the bounds allow
   const double scale = ends > 0 ? ends : spectrum;  // the window's scale (select_window)
@@ -346,7 +363,8 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   {
     backend.set_operator_filter(&f.p);
     const FilterOnExit clear(backend);
-    ch = run_chunks(cb, filtered_settings(base, plan, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; });
+    ch = run_chunks(cb, filtered_settings(base, plan, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; },
+                    before_chunk);
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;

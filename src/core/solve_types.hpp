@@ -104,6 +104,20 @@ struct Settings {
   bool purify = false;
 };
 
+/// What an interval solve has done so far (Callbacks::interval_progress).
+struct IntervalProgress {
+  bool plan = false;             ///< the plan, told once before the filtered solves start
+  int degree = 0;                ///< the filter's degree: products with A per filtered product
+  double count_estimate = -1;    ///< eigenvalues in the window, estimated (-1: not estimated)
+  double count_error = 0;        ///< its standard error
+  int columns = 0;               ///< basis columns a filtered solve holds
+  long first_cycle_products = 0; ///< products with A the first filtered cycle takes (degree x its steps)
+  int chunk = 0;                 ///< the filtered solve under way (1, 2, ...)
+  int restart = 0;               ///< its restart
+  int found = 0;                 ///< filtered pairs converged so far: earlier solves' and this one's locked
+  long products = 0;             ///< products with A so far
+};
+
 struct Callbacks {
   /// Error of a Ritz pair from its eigenvalue (as reported, i.e. minus the shift) and ||A x - theta x||
   /// for unit x. Default: relative, res / |theta|.
@@ -115,6 +129,13 @@ struct Callbacks {
   /// The eigenvalue of the user's problem that a reported value stands for (SLEPc's STBackTransform);
   /// `which` orders these. Default: value + shift.
   std::function<double(double value)> eigenvalue;
+  /// While set, the driver takes its steps one backend call at a time, with the same results, and
+  /// calls this after each with the restart, the pairs locked and the products so far: progress inside
+  /// cycles that take minutes (a narrow interval's filtered solves, thousands of products a step).
+  std::function<void(int its, int locked, long matvecs)> tick;
+  /// solve_interval's progress: its plan, once the filter and the count estimate are known, then, while
+  /// `tick` is set, at every tick of its filtered solves (which `tick` itself does not see).
+  std::function<void(const IntervalProgress &)> interval_progress;
 };
 
 /// Why a solve ended. ResidualCheck: the driver converged, but fewer than nev of its pairs passed the

@@ -285,6 +285,39 @@ void SolveCallbacks(Solve &sv)
     };
 }
 
+// An interval solve's progress, which a narrow window's filtered cycles can keep from EPSMonitor for
+// minutes: its plan under -info and, with a monitor set, on standard output before the filtered solves
+// start; then every 2 seconds with a monitor (each filtered step then ends with a host round trip, a
+// thousand products and more after it). Rank 0 prints; no rank waits for another.
+void IntervalProgressCallback(Solve &sv)
+{
+  const EPS       eps       = sv.eps;
+  PetscErrorCode &cberr     = sv.cberr;
+  const bool      monitored = eps->numbermonitors > 0;
+  if (eps->which != EPS_ALL) return;
+  sv.cb.interval_progress = [eps, &cberr, monitored, last = PetscLogDouble(0), start = PetscLogDouble(0)](const cudalanczos::IntervalProgress &p) mutable {
+    PetscLogDouble now = 0;
+    if (cberr || PetscTime(&now)) return;
+    if (p.plan) {
+      start = last = now;
+      char line[320];
+      cberr = PetscSNPrintf(line, sizeof(line),
+                            "  cudalanczos interval [%g, %g]: filter degree %d, %.1f +- %.1f eigenvalues estimated, %d basis columns; the first "
+                            "filtered cycle takes %ld products with A\n",
+                            (double)eps->inta, (double)eps->intb, p.degree, p.count_estimate, p.count_error, p.columns, p.first_cycle_products);
+      if (!cberr) cberr = PetscInfo(eps, "%s", line + 2);
+      if (!cberr && monitored) cberr = PetscPrintf(PetscObjectComm((PetscObject)eps), "%s", line);
+      return;
+    }
+    if (!monitored || now - last < 2.0) return;
+    last  = now;
+    cberr = PetscPrintf(PetscObjectComm((PetscObject)eps),
+                        "  cudalanczos interval: filtered solve %d, restart %d, %d pairs converged, %ld products with A, %.0f s\n", p.chunk,
+                        p.restart, p.found, p.products, (double)(now - start));
+  };
+  if (monitored) sv.cb.tick = [](int, int, long) {}; // solve_interval puts its own in its filtered solves' callbacks
+}
+
 #if defined(CUDALANCZOS_HAVE_CUDA)
 // B's products on the device of a CUDA backend (EPSCUDALanczosDeviceB), where B can be there: *apply_b
 // set, else left empty.
@@ -557,6 +590,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   PetscCall(SolveSettings(sv));
   PetscCall(EPSCUDALanczosNormLookUp(eps, sv.congruence, sv.st_assembled, &sv.s, &sv.norm));
   SolveCallbacks(sv);
+  IntervalProgressCallback(sv);
   PetscCall(SolveWrapBackend(sv));
   EPSCUDALanczosColumns columns(eps, sv.backend->kind() == cudalanczos::BackendKind::Cuda, ctx->last.device_used);
   PetscCall(SolveStartColumns(sv, columns));

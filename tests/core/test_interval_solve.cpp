@@ -264,6 +264,47 @@ TEST(IntervalSolve, WindowInAGapIsEmptyAndItsEndsOnEigenvaluesCount)
   EXPECT_EQ(ends.expected.size(), 13u);
 }
 
+// Callbacks::interval_progress: the plan (filter degree, count estimate, a first cycle's products) once,
+// before any filtered product, then a tick after every filtered step, with the chunk, the restart and the
+// products rising; and the same pairs, products and restarts as without it (the steps taken one backend
+// call at a time give the same records).
+TEST_F(IntervalSolve3dLaplacian, ProgressIsToldWithoutChangingTheSolve)
+{
+  Settings s;
+  s.tol = 1e-10, s.max_it = 500;
+  IntervalSettings w;
+  w.a = 5.9, w.b = 6.3;
+  HostBackend quiet(lap_.n(), lap_.n(), 0, op());
+  const IntervalResult plain = solve_interval(quiet, s, {}, w);
+
+  std::vector<IntervalProgress> told;
+  Callbacks c;
+  c.interval_progress = [&](const IntervalProgress &p) { told.push_back(p); };
+  c.tick = [](int, int, long) {}; // the filtered solves' ticks too
+  HostBackend watched(lap_.n(), lap_.n(), 0, op());
+  const IntervalResult out = solve_interval(watched, s, c, w);
+
+  ASSERT_GE(told.size(), 10u);
+  EXPECT_TRUE(told.front().plan);
+  EXPECT_EQ(told.front().degree, out.degree);
+  EXPECT_EQ(told.front().count_estimate, out.count_estimate);
+  EXPECT_EQ(told.front().first_cycle_products % out.degree, 0);
+  EXPECT_GT(told.front().first_cycle_products, 0);
+  for (std::size_t i = 1; i < told.size(); ++i) {
+    EXPECT_FALSE(told[i].plan) << i;
+    EXPECT_GE(told[i].chunk, 1) << i;
+    EXPECT_GE(told[i].chunk, told[i - 1].chunk) << i;
+    EXPECT_GT(told[i].products, told[i - 1].products) << i;
+  }
+  EXPECT_EQ(told.back().chunk, out.chunks);
+  EXPECT_LE(told.back().found, out.found);
+  EXPECT_LT(told.back().products, out.result.matvecs); // the Rayleigh-Ritz step's products come after
+  EXPECT_EQ(out.result.matvecs, plain.result.matvecs);
+  EXPECT_EQ(out.result.its, plain.result.its);
+  ASSERT_EQ(out.result.eigenvalues.size(), plain.result.eigenvalues.size());
+  for (std::size_t i = 0; i < plain.result.eigenvalues.size(); ++i) EXPECT_EQ(out.result.eigenvalues[i], plain.result.eigenvalues[i]) << i;
+}
+
 TEST(IntervalSolve, BadSettingsAreRefused)
 {
   HostBackend b(10, 10, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + 10, y); });

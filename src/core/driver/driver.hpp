@@ -65,6 +65,7 @@ private:
   void finish_column(int col, double &beta, double norm, bool lost, bool &exhausted);
   void fresh_or_zero(int col, bool &exhausted);
   int extend_full(int start, int m, bool &exhausted, double &beta);
+  void expand_steps(int j, int stop, int reach);
   int hinted(int j, int end) const;
   bool look_ahead(int stop, int next_stop, int reach, bool &queued);
   bool take_record(int jj, const StepRecord &rec, int m, double &beta, bool &exhausted);
@@ -136,6 +137,7 @@ private:
   int look_hint_ = 0;                // where a look predicted the cycle may end (0: nowhere); see hinted()
   int queued_end_ = 0;               // the end of the steps look_ahead queued
   long full_passes_ = 0;             // steps orthogonalized against the whole basis
+  int its_ = 0;                      // thick restart: the cycle under way (Callbacks::tick)
   OmegaRecurrence omega_;            // partial reorthogonalization's estimate of the loss of orthogonality
   int segment_start_ = 0;            // first step after the last restart
   bool partial_blocked_ = false;     // a wanted pair needs more than semi-orthogonality: full from now on

@@ -133,7 +133,7 @@ int Driver::extend_full(int start, int m, bool &exhausted, double &beta)
   for (int j = start; j < m;) {
     const int stop = queued ? queued_end_ : chunk_end(j); // a look after the queue may have moved the hint
     if (queued) b_.collect_steps(records_.data());
-    else b_.expand(j, stop, anorm_, records_.data());
+    else expand_steps(j, stop, -1);
     queued = false;
     matvecs_ += stop - j;
     full_passes_ += stop - j;
@@ -151,6 +151,22 @@ int Driver::extend_full(int start, int m, bool &exhausted, double &beta)
     j = next;
   }
   return m;
+}
+
+// Steps j..stop-1 on the backend, their records from records_[0]: full passes (reach < 0) or partial
+// steps against columns 0..reach-1 and the last two. With Callbacks::tick, one step a call, each followed
+// by a tick: the same steps with the same anorm, so the same records, and a caller that sees progress
+// within a chunk of steps that takes minutes.
+void Driver::expand_steps(int j, int stop, int reach)
+{
+  for (int k = j; k < stop;) {
+    const int end = c_.tick ? k + 1 : stop;
+    StepRecord *records = records_.data() + (k - j);
+    if (reach < 0) b_.expand(k, end, anorm_, records);
+    else b_.expand_partial(k, end, reach, anorm_, records);
+    k = end;
+    if (c_.tick) c_.tick(its_, t_.locked, matvecs_ + (k - j));
+  }
 }
 
 // The end of a chunk from j that would end at `end`: earlier where a look predicted the step at which

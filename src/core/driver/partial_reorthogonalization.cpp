@@ -42,7 +42,7 @@ int Driver::extend_partial(int start, int m, bool &exhausted, double &beta)
   bool queued = false; // the steps from j were queued before the last look (look_ahead)
   for (int j = start; j < m && !exhausted;) {
     if (full_next) {
-      b_.expand(j, j + 1, anorm_, records_.data());
+      expand_steps(j, j + 1, -1);
       ++matvecs_;
       ++full_passes_;
       full_next = take_record(j, records_[0], m, beta, exhausted); // after a fresh direction: full again
@@ -53,7 +53,7 @@ int Driver::extend_partial(int start, int m, bool &exhausted, double &beta)
     // Where the cycle may end early, the chunks also end where extend_full would look.
     const int stop = queued ? queued_end_ : chunk_end(j); // a look after the queue may have moved the hint
     if (queued) b_.collect_steps(records_.data());
-    else b_.expand_partial(j, stop, start, anorm_, records_.data());
+    else expand_steps(j, stop, start);
     queued = false;
     omega_.begin_chunk();
     matvecs_ += stop - j;

@@ -24,6 +24,7 @@ Result Driver::thick_restart()
   t_ = RestartState{};
   Result r;
   for (r.its = 1;; ++r.its) {
+    its_ = r.its;
     bool exhausted = false;
     const int mc = extend_cycle(exhausted); // where this cycle ends: m_, or earlier when end_early allows
     RitzPairs rp = ritz_pairs(t_.locked, mc, t_.beta);
