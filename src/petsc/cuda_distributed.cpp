@@ -369,7 +369,7 @@ PetscErrorCode DenseParts(Mat A, const RowLayout &rows, cuda::KernelFlavor flavo
 
 } // namespace
 
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, std::shared_ptr<const void> *out)
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, DeviceOperatorPtr *out)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscBool        isaij, isdense, same;
@@ -413,13 +413,13 @@ PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, Petsc
   PetscCall(MPIU_Allreduce(&failed, &any, 1, CUDALANCZOS_MPI_BOOL, MPI_LOR, rows.comm));
   PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_LIB, "Uploading this rank's rows to the GPU failed: %s", failure.c_str());
   PetscCheck(!any, rows.comm, PETSC_ERR_LIB, "Uploading the matrix to the GPUs failed on another rank");
-  *out = std::static_pointer_cast<const cuda::DeviceOperator>(op);
+  *out = op;
   PetscFunctionReturn(0);
 }
 
 #else
 
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS, Mat, int, PetscBool, std::shared_ptr<const void> *out)
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS, Mat, int, PetscBool, DeviceOperatorPtr *out)
 {
   PetscFunctionBegin;
   out->reset();

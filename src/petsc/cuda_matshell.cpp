@@ -50,7 +50,7 @@ PetscErrorCode MatDestroy_CUDALanczosShell(Mat S)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatCUDALanczosGetOperator_Shell(Mat S, std::shared_ptr<const void> *op)
+PetscErrorCode MatCUDALanczosGetOperator_Shell(Mat S, DeviceOperatorPtr *op)
 {
   ShellContext *ctx;
 

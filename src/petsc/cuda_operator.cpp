@@ -31,8 +31,8 @@ using namespace cudalanczos; // PETSc's arrays (host and device) go to the backe
 // after it: the peak is one copy, not two. Collective.
 PetscErrorCode TakeCurrentCopy(EPS eps, Mat A, int device, PetscBool *current)
 {
-  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  std::shared_ptr<const void> copy;
+  EPS_CUDALANCZOS  *ctx = (EPS_CUDALANCZOS *)eps->data;
+  DeviceOperatorPtr copy;
 
   PetscFunctionBegin;
   PetscCall(MatCUDALanczosGetDeviceCopy(A, (int)ctx->opt.kernels, device, &copy));
@@ -57,7 +57,7 @@ PetscErrorCode TakeCurrentCopy(EPS eps, Mat A, int device, PetscBool *current)
 // to the device (0 in place). The one way the matrix A and the B of a generalized problem get their
 // device operators. Collective for a distributed M.
 PetscErrorCode MakeDeviceOperator(EPS eps, Mat M, PetscBool isdense, PetscBool distributed, PetscBool in_place, int device,
-                                  std::shared_ptr<const void> *op, std::size_t *uploaded)
+                                  DeviceOperatorPtr *op, std::size_t *uploaded)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
@@ -131,7 +131,7 @@ PetscErrorCode GetDeviceMatData(Mat A, PetscBool isdense, DeviceMatData *d)
 // for the default kernels, a uniform pattern split off them on the device), on the device they are on,
 // composed on M for the next solve. Its set-up (the cuSPARSE analysis or the split reads the matrix, on
 // the legacy default stream) is ordered after PETSc's writes to M by an event.
-PetscErrorCode MakeInPlaceOperator(EPS eps, Mat M, PetscBool isdense, const DeviceMatData &d, std::shared_ptr<const void> *op)
+PetscErrorCode MakeInPlaceOperator(EPS eps, Mat M, PetscBool isdense, const DeviceMatData &d, DeviceOperatorPtr *op)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   std::shared_ptr<cuda::DeviceOperator> made;
@@ -171,7 +171,7 @@ PetscErrorCode UseDeviceMat(EPS eps, Mat A, PetscBool isdense, const DeviceMatDa
   PetscCall(TakeCurrentCopy(eps, A, d.device, &current)); // a stale one (its pointers may be gone) is let go
   if (current) PetscFunctionReturn(0);
   PetscCall(MakeInPlaceOperator(eps, A, isdense, d, &ctx->cache.device_op));
-  const auto made = std::static_pointer_cast<const cuda::DeviceOperator>(ctx->cache.device_op);
+  const DeviceOperatorPtr &made = ctx->cache.device_op;
   if (!made->in_place()) ctx->last.split_bytes = made->device_bytes(); // a pattern split off A's arrays
   PetscFunctionReturn(0);
 }
@@ -302,7 +302,7 @@ PetscErrorCode EPSCUDALanczosUploadOperator(EPS eps, Mat A, int device)
   ctx->last.uploaded_bytes = 0;
   ctx->last.split_bytes    = 0;
   // A CUDA MatShell (cuda_matshell.cpp) already holds its operator on the device.
-  PetscErrorCode (*getop)(Mat, std::shared_ptr<const void> *) = nullptr;
+  PetscErrorCode (*getop)(Mat, DeviceOperatorPtr *) = nullptr;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatCUDALanczosGetOperator_C", &getop));
   if (getop) {
     PetscCall(getop(A, &ctx->cache.device_op));
@@ -388,7 +388,7 @@ PetscErrorCode EPSCUDALanczosHostCsrView(PetscInt rows, PetscInt cols, const Pet
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded)
+PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, DeviceOperatorPtr *op, std::size_t *uploaded)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscMPIInt      size;

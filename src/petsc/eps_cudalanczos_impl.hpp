@@ -13,6 +13,12 @@
 #include <type_traits>
 #include <vector>
 
+namespace cudalanczos::cuda {
+class DeviceOperator; // cuda/cuda_backend.hpp: an operator on the device (defined where CUDA is)
+}
+/// A device operator as the PETSc layer holds it: complete only in the files that build or apply one.
+using DeviceOperatorPtr = std::shared_ptr<const cudalanczos::cuda::DeviceOperator>;
+
 // PETSc 3.22 made PetscOptionItems a pointer type: SetFromOptions takes (EPS, PetscOptionItems) there,
 // (EPS, PetscOptionItems *) before.
 #if PETSC_VERSION_GE(3, 22, 0)
@@ -111,12 +117,12 @@ struct EPSCUDALanczosPlan {
 struct EPSCUDALanczosCaches {
   // the operator on the device for this EPS's solves: the Mat's device copy (composed on the Mat, see
   // mat_device_copy.cpp) or a CUDA MatShell's operator; null on the host or through STApply
-  std::shared_ptr<const void> device_op; // a cudalanczos::cuda::DeviceOperator (type-erased: no CUDA here)
+  DeviceOperatorPtr device_op;
   // the CUDA backend of the last solve, reused while its operator and layout are the same: its stream,
   // cuBLAS handle and pinned buffers cost milliseconds to create, more than a small solve; EPSReset hands
   // it to the process's pool (EPSCUDALanczosReturnBackend)
   std::shared_ptr<cudalanczos::Backend> backend;
-  std::shared_ptr<const void>           backend_op; // the device operator it was built with
+  DeviceOperatorPtr                     backend_op; // the device operator it was built with
   PetscInt                              backend_key[4] = {-1, -1, -1, -1}; // nloc, n, rstart, kernels
   // C = B^-1/2 A B^-1/2 and B^-1/2's diagonal (set-up's congruence), kept while A and B are unchanged
   // (their ids and object states), across EPSReset, for re-solves
@@ -265,11 +271,11 @@ PetscErrorCode EPSCUDALanczosReturnBackend(EPS eps);
 void EPSCUDALanczosReleaseBackendPool() noexcept;
 /// A's device copy (mat_device_copy.cpp) when it is current for these kernels and this device on every
 /// rank, else null (a stale copy is dropped first, so that the new upload does not sit beside it). Collective.
-PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op);
+PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, DeviceOperatorPtr *op);
 /// Composes `op` on A as its device copy, made from A's present state; `bytes` is the device memory it
 /// holds. `in_place`: an operator on A's own device data (a CUDA PETSc's device Mat), whose bytes are its
 /// scratch only; it is not counted as a copy. Not collective.
-PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes, PetscBool in_place);
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, DeviceOperatorPtr op, std::size_t bytes, PetscBool in_place);
 /// Drops A's device copy when A changed since it was made (EPSReset: a changed Mat solved no more). Not collective.
 PetscErrorCode MatCUDALanczosDropStaleDeviceCopy(Mat A);
 /// The device copies composed on Mats of this process that are alive and their device bytes, and the
@@ -279,12 +285,12 @@ void MatCUDALanczosDeviceCopies(std::size_t *count, std::size_t *bytes, std::siz
 /// With `ip` (the BV's inner-product matrix of a standard problem) the probe is on ip A: A self-adjoint in ip's inner product.
 /// `device_op` (a cuda::DeviceOperator of A itself, on one process; may be null): A's products are taken
 /// there when the probe's Vecs are host Vecs. Collective.
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const std::shared_ptr<const void> &device_op);
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const DeviceOperatorPtr &device_op);
 /// A MATMPIAIJ / MATMPIDENSE (any number of ranks) as a row-distributed device operator on `device`,
 /// ghosts exchanged every product (cuda_distributed.cpp); *op stays null for other types or layouts.
 /// `in_place` (a CUDA PETSc's MATMPIAIJCUSPARSE / MATMPIDENSECUDA whose data is on `device`): the blocks
 /// are the Mat's own device arrays, nothing uploaded. Collective on A.
-PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, std::shared_ptr<const void> *op);
+PetscErrorCode EPSCUDALanczosUploadDistributed(EPS eps, Mat A, int device, PetscBool in_place, DeviceOperatorPtr *op);
 
 #if defined(CUDALANCZOS_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
@@ -319,7 +325,7 @@ using EPSCUDALanczosDeviceCsrView = cudalanczos::cuda::BasicCsrView<PetscInt>;
 /// MATMPIDENSE (uploaded) or of their CUDA types (in place), whose products exchange ghosts and so are
 /// collective. Null for other types, or a B on another device: B's products then go through the host.
 /// Collective.
-PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, std::shared_ptr<const void> *op, std::size_t *uploaded);
+PetscErrorCode EPSCUDALanczosDeviceB(EPS eps, Mat B, int device, DeviceOperatorPtr *op, std::size_t *uploaded);
 /// Device memory held by the process's pooled backend (EPSCUDALanczosReturnBackend): its basis and scratch.
 std::size_t EPSCUDALanczosPooledBackendBytes() noexcept;
 #endif

@@ -160,7 +160,7 @@ PetscErrorCode SolveCheckSymmetry(Solve &sv)
   if (!sv.ctx->opt.check_symmetry) PetscFunctionReturn(0);
   PetscCallMPI(MPI_Comm_size(sv.comm, &size));
   const bool                  a_on_device = size == 1 && !sv.congruence && sv.ctx->cache.device_op;
-  std::shared_ptr<const void> device_op   = a_on_device ? sv.ctx->cache.device_op : nullptr;
+  const DeviceOperatorPtr     device_op   = a_on_device ? sv.ctx->cache.device_op : nullptr;
   PetscCall(EPSCUDALanczosCheckSymmetry(sv.eps, sv.eps->isgeneralized ? nullptr : sv.ipmat, device_op));
   PetscFunctionReturn(0);
 }
@@ -325,22 +325,21 @@ PetscErrorCode DeviceBProducts(Solve &sv, ColumnOperator *apply_b)
 {
   EPS_CUDALANCZOS            *ctx        = sv.ctx;
   std::size_t                 b_uploaded = 0;
-  std::shared_ptr<const void> bop;
+  DeviceOperatorPtr bop;
 
   PetscFunctionBegin;
   if (sv.backend->kind() == cudalanczos::BackendKind::Cuda) PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->last.device_used, &bop, &b_uploaded));
   if (!bop) PetscFunctionReturn(0);
-  const auto dop = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(bop);
 #if defined(CUDALANCZOS_PETSC_STREAMS)
-  if (dop->in_place()) { // B's own device arrays: this solve's products wait for what PETSc queued on them
+  if (bop->in_place()) { // B's own device arrays: this solve's products wait for what PETSc queued on them
     void *petsc = nullptr;
     PetscCall(EPSCUDALanczosPETScStream(&petsc));
     PetscCallCXX(cudalanczos::cuda::wait_for_stream(*sv.backend, petsc));
   }
 #endif
-  *apply_b = [dop](Backend &basis, int src, int dst) { cudalanczos::cuda::apply_to_columns(basis, *dop, src, dst); };
-  PetscCallCXX(ctx->last.b_desc = "on the device: " + dop->description() +
-                                  (dop->in_place() ? "" : b_uploaded ? "; copied from the host Mat by this solve, kept with the Mat" : "; the Mat's device copy"));
+  *apply_b = [bop](Backend &basis, int src, int dst) { cudalanczos::cuda::apply_to_columns(basis, *bop, src, dst); };
+  PetscCallCXX(ctx->last.b_desc = "on the device: " + bop->description() +
+                                  (bop->in_place() ? "" : b_uploaded ? "; copied from the host Mat by this solve, kept with the Mat" : "; the Mat's device copy"));
   PetscFunctionReturn(0);
 }
 #endif

@@ -34,7 +34,7 @@ const char kComposedName[] = "EPSCUDALanczosDeviceCopy";
 struct MatDeviceCopy {
   PetscObjectState            state = -1, nonzero_state = -1;
   int                         kernels = -1, device = -1;
-  std::shared_ptr<const void> op;
+  DeviceOperatorPtr           op;
   std::size_t                 bytes = 0;
   bool                        in_place = false; // on the Mat's own device data: bytes are scratch only
 };
@@ -99,7 +99,7 @@ PetscErrorCode States(Mat A, PetscObjectState *state, PetscObjectState *nonzero_
 
 } // namespace
 
-PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> *op)
+PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, DeviceOperatorPtr *op)
 {
   MatDeviceCopy   *copy;
   PetscObjectState state, nonzero_state;
@@ -120,7 +120,7 @@ PetscErrorCode MatCUDALanczosGetDeviceCopy(Mat A, int kernels, int device, std::
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, std::shared_ptr<const void> op, std::size_t bytes, PetscBool in_place)
+PetscErrorCode MatCUDALanczosSetDeviceCopy(Mat A, int kernels, int device, DeviceOperatorPtr op, std::size_t bytes, PetscBool in_place)
 {
   MatDeviceCopy *copy;
 

@@ -272,10 +272,10 @@ PetscErrorCode TakeBackend(EPS eps, cuda::BackendConfig &config, const std::shar
 // STSHIFT is A - sigma I: the driver subtracts sigma), and where the operator came from (-eps_view).
 PetscErrorCode OperatorBackend(EPS eps, cuda::BackendConfig &config, Mat A, PetscInt rstart, std::shared_ptr<Backend> &backend)
 {
-  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  const auto       op  = std::static_pointer_cast<const cuda::DeviceOperator>(ctx->cache.device_op);
-  PetscScalar      sigma;
-  PetscBool        isshell;
+  EPS_CUDALANCZOS         *ctx = (EPS_CUDALANCZOS *)eps->data;
+  const DeviceOperatorPtr &op  = ctx->cache.device_op;
+  PetscScalar              sigma;
+  PetscBool                isshell;
 
   PetscFunctionBegin;
   PetscCall(STGetShift(eps->st, &sigma));
@@ -386,7 +386,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   if (size > 1) config.reduce = std::move(reduce);
   if (ctx->cache.device_op) {
     // a CUDA MatShell may live on another device than the default pick
-    config.device = device = std::static_pointer_cast<const cuda::DeviceOperator>(ctx->cache.device_op)->device();
+    config.device = device = ctx->cache.device_op->device();
     PetscCall(OperatorBackend(eps, config, A, rstart, backend));
   } else PetscCall(STApplyBackend(eps, config, hostop, device, backend));
   ctx->last.backend_name = "cuda";

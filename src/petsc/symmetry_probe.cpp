@@ -50,7 +50,7 @@ struct Probe {
 
 // The probe's products on `device_op` (the solve's operator on the device, when it is A itself) where the
 // probe's Vecs are host Vecs: a device Mat's own MatMult runs on the device already. Not collective.
-PetscErrorCode UseDeviceOperator(Probe &p, const std::shared_ptr<const void> &device_op)
+PetscErrorCode UseDeviceOperator(Probe &p, const DeviceOperatorPtr &device_op)
 {
   PetscBool host_vecs;
 
@@ -59,8 +59,7 @@ PetscErrorCode UseDeviceOperator(Probe &p, const std::shared_ptr<const void> &de
   PetscCall(PetscObjectTypeCompareAny((PetscObject)p.x, &host_vecs, VECSEQ, VECSTANDARD, ""));
   if (!host_vecs) PetscFunctionReturn(0);
 #if defined(CUDALANCZOS_HAVE_CUDA)
-  auto op = std::static_pointer_cast<const cudalanczos::cuda::DeviceOperator>(device_op);
-  PetscCallCXX(p.device = std::make_unique<cudalanczos::cuda::HostApplier>(std::move(op)));
+  PetscCallCXX(p.device = std::make_unique<cudalanczos::cuda::HostApplier>(device_op));
 #endif
   PetscFunctionReturn(0);
 }
@@ -128,7 +127,7 @@ bool UsesDevice(const Probe &p)
 
 // With `ip` (a standard problem whose BV has an inner-product matrix: the operator is to be self-adjoint in
 // that inner product) the probe is on ip A, which is Hermitian exactly when A is self-adjoint in it.
-PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const std::shared_ptr<const void> &device_op)
+PetscErrorCode EPSCUDALanczosCheckSymmetry(EPS eps, Mat ip, const DeviceOperatorPtr &device_op)
 {
   Probe       p;
   PetscRandom rnd;
