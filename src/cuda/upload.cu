@@ -2,6 +2,7 @@
 // drains them, two chunks per thread so that filling one overlaps the copy of the other.
 #include "cuda/device_buffer.hpp"
 #include "cuda/upload.hpp"
+#include "cuda/vendor_libraries.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -158,13 +159,22 @@ void warm_up_at_load(int local_rank)
         (void)cudaGetLastError();
         return;
       }
-      if (local_rank < 0 || count == 0) return;
-      const int device = local_rank % count;
-      {
-        std::lock_guard<std::mutex> devices_lock(w.mutex);
-        if (!w.devices.insert(device).second) return; // a set-up's warm_up came first
+      if (count == 0) return;
+      // The vendor libraries (cuBLASLt alone is 500 MB to map) beside the context, which a solve waits
+      // for first: the solve then finds both made.
+      std::future<void> libraries;
+      try {
+        libraries = std::async(std::launch::async, open_vendor_libraries);
+      } catch (...) { // no thread: their first call opens them
       }
-      warm_device(device, w);
+      const int device = local_rank % count;
+      bool first = local_rank >= 0;
+      if (first) {
+        std::lock_guard<std::mutex> devices_lock(w.mutex);
+        first = w.devices.insert(device).second; // else a set-up's warm_up came first
+      }
+      if (first) warm_device(device, w);
+      if (libraries.valid()) libraries.wait();
     });
   } catch (...) { // no thread to be had: the first CUDA call initializes the driver, as without this
   }

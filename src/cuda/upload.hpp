@@ -50,9 +50,10 @@ void warm_up(int device);
 /// Wall-clock seconds the last warm-up took on its helper thread (0 before one ended).
 double warm_up_seconds();
 
-/// Starts, on a helper thread, the CUDA driver's initialization and, for a process that knows its rank
-/// on the node (`local_rank` >= 0), warm_up() of the device a solve picks by default (local_rank modulo
-/// the device count); returns at once. Called when the plugin loads (PetscInitialize) with options that
+/// Starts, on a helper thread, the CUDA driver's initialization and, where there is a device, the opening
+/// of cuBLAS, cuSPARSE and cuSOLVER (vendor_libraries.hpp) and, for a process that knows its rank on the
+/// node (`local_rank` >= 0), warm_up() of the device a solve picks by default (local_rank modulo the
+/// device count); returns at once. Called when the plugin loads (PetscInitialize) with options that
 /// select the type, or at the first EPS of the type, so that it overlaps with the program's own work
 /// before its first solve. Once per process.
 void warm_up_at_load(int local_rank);

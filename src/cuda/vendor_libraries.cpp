@@ -11,6 +11,8 @@
 //
 // Compiled with hidden visibility (CMakeLists.txt): the definitions serve this library alone and never
 // stand in for the real functions in the rest of the process.
+#include "cuda/vendor_libraries.hpp"
+
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 #include <cusparse.h>
@@ -59,6 +61,13 @@ Function lookup(VendorLibrary &library, const char *name)
 }
 
 } // namespace
+
+void cudalanczos::cuda::open_vendor_libraries() noexcept
+{
+  (void)cublas_library.symbol("cublasCreate_v2");
+  (void)cusparse_library.symbol("cusparseCreate");
+  (void)cusolver_library.symbol("cusolverDnCreate");
+}
 
 // Each definition forwards its arguments to the library's function of the same name, or returns
 // `failure` where there is none. `params` and `args` are the parameter list and its names.
