@@ -10,7 +10,8 @@
 #            RUNS fresh processes each, on Debian's 3.18 (host Mat) and, where given, on PETSc 3.26.1 with
 #            CUDA (the device Mat; MATS326="host device" adds the host Mat).
 #
-#   run_load_cost.sh NEW318 OLD318 OUT [NEW326 OLD326]     RUNS (default 5), CASES ("dense12288 powerlaw"), K (1)
+#   run_load_cost.sh NEW318 OLD318 OUT [NEW326 OLD326]     RUNS (default 5), CASES ("dense12288 powerlaw"), K (1),
+#                                                          PARTS ("load context first option code"), FIRST_PETSC ("3.18 3.26")
 #
 # NEW318/OLD318: carry folders of 3.18 builds (make gpu-pack: the plugin, slepc/ex1, bench/peers/bench_eps,
 # bench/peers/gen_matrices); NEW326/OLD326: the plugin and bench/peers/bench_eps of 3.26.1 builds, with
@@ -34,8 +35,11 @@ ms() { # COMMAND...: its wall time in ms (output dropped)
   echo $((($(date +%s%N) - t0) / 1000000))
 }
 
+parts=${PARTS:-load context first option code} # option, code: where first solves take the type
+has() { [[ " $parts " == *" $1 "* ]]; }
+
 # load: three variants per round, so that a drift of the machine touches all of them alike
-for r in $(seq "$runs"); do
+has load && for r in $(seq "$runs"); do
   echo "{\"part\":\"load\",\"plugin\":\"none\",\"run\":$r,\"ms\":$(ms "$ex1" -n 100 -eps_type krylovschur)}" >>"$jsonl"
   for build in new old; do
     dir=${!build}
@@ -44,7 +48,7 @@ for r in $(seq "$runs"); do
 done
 
 # context: a longer solve with the plugin loaded and not selected; the compute apps nvidia-smi lists
-for build in new old; do
+has context && for build in new old; do
   dir=${!build}
   "$ex1" -n 400000 -eps_type krylovschur -eps_max_it 300 -dll_append "$dir/libslepccudalanczos.so" >"$out/logs/context-$build.log" 2>&1 &
   pid=$!
@@ -65,7 +69,7 @@ first() { # NAME LIBDIR BENCH ARGS...: one fresh process's bench_eps -user_times
   grep '^{' "$out/logs/$name.log" | sed "s/^{/{\"part\":\"first\",\"run\":\"$name\",\"rc\":$rc,/" >>"$jsonl"
 }
 
-for case in $cases; do
+has first && for case in $cases; do
   case $case in
     dense*) devtype=densecuda ;;
     *) devtype=aijcusparse; [ -f "$mats/$case.csr" ] || "$new/bench/peers/gen_matrices" "$mats" "$case" >"$out/logs/gen-$case.log" 2>&1 ;;
@@ -74,16 +78,18 @@ for case in $cases; do
   for r in $(seq "$runs"); do
     for build in new old; do
       dir=${!build}
-      first "$build-3.18-option-$case-$r" "$dir" "$dir/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos
-      first "$build-3.18-code-$case-$r" "$dir" "$dir/bench/peers/bench_eps" "${common[@]}"
-      [ -n "$new326" ] || continue
+      if [[ " ${FIRST_PETSC:-3.18 3.26} " == *" 3.18 "* ]]; then
+        has option && first "$build-3.18-option-$case-$r" "$dir" "$dir/bench/peers/bench_eps" "${common[@]}" -eps_type cudalanczos
+        has code && first "$build-3.18-code-$case-$r" "$dir" "$dir/bench/peers/bench_eps" "${common[@]}"
+      fi
+      [ -n "$new326" ] && [[ " ${FIRST_PETSC:-3.18 3.26} " == *" 3.26 "* ]] || continue
       dir326=${build}326
       dir326=${!dir326}
       for mat in ${MATS326:-device}; do
         mopt=(); [ "$mat" = host ] || mat=$devtype mopt=(-mat_type "$devtype" -vec_type cuda)
-        first "$build-3.26-$mat-option-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
+        has option && first "$build-3.26-$mat-option-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
           -use_gpu_aware_mpi 0 -eps_type cudalanczos
-        first "$build-3.26-$mat-code-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
+        has code && first "$build-3.26-$mat-code-$case-$r" "$dir326/lib:$dir326" "$dir326/bench/peers/bench_eps" "${common[@]}" "${mopt[@]}" \
           -use_gpu_aware_mpi 0
       done
     done

@@ -99,18 +99,12 @@ static PetscErrorCode EPSCUDALanczosFinalizePackage(void)
   PetscFunctionReturn(0);
 }
 
-/*@C
-   EPSCUDALanczosRegister - Registers the EPS type "cudalanczos" and its log events. Called by
-   PetscDLLibraryRegister_slepccudalanczos() when the library is loaded with -dll_append; call it yourself
-   after SlepcInitialize() when your program links libslepccudalanczos directly. Calling it twice is harmless.
-
-   Not Collective
-
-   Level: beginner
-
-.seealso: EPSSetType(), EPSCUDALANCZOS
-@*/
-PetscErrorCode EPSCUDALanczosRegister(void)
+// Registration, once per process. `linked`: the program called EPSCUDALanczosRegister itself, having
+// linked the library to use it: its warm-up starts now, overlapping the program's own work before the
+// solve (a program that sets the type in code creates the EPS just before it). A library loaded by
+// -dll_append, perhaps from ~/.petscrc into a program that never uses it, warms up only when the options
+// select the type, else at the first EPSCreate_CUDALanczos.
+static PetscErrorCode RegisterPackage(PetscBool linked)
 {
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(0);
@@ -127,17 +121,39 @@ PetscErrorCode EPSCUDALanczosRegister(void)
 #if defined(CUDALANCZOS_HAVE_CUDA)
   cudalanczos::cuda::set_upload_phase_hook(LogUploadPhase);
   {
-    // A program that loads the plugin but never selects the type (a -dll_append in ~/.petscrc) should
-    // not pay for a CUDA context: warm up now only when the options select the type, else at the first
-    // EPSCreate_CUDALanczos (a type set in code).
     PetscBool selected;
     PetscCall(PetscOptionsGetBool(NULL, NULL, "-cudalanczos_warm_up_at_load", &warm_up_early, NULL));
     PetscCall(OptionsSelectCUDALanczos(&selected));
     if (selected) PetscCall(EPSCUDALanczosStartWarmUp("at load: the options select -eps_type cudalanczos"));
+    else if (linked) PetscCall(EPSCUDALanczosStartWarmUp("at registration: the program called EPSCUDALanczosRegister"));
     else if (warm_up_early) PetscCall(PetscInfo(NULL, "cudalanczos: no warm-up at load: the options do not select the type\n"));
   }
+#else
+  (void)linked;
 #endif
   PetscCall(PetscRegisterFinalize(EPSCUDALanczosFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   EPSCUDALanczosRegister - Registers the EPS type "cudalanczos" and its log events. Call it after
+   SlepcInitialize() when your program links libslepccudalanczos directly; a library loaded with
+   -dll_append registers itself. Calling it twice is harmless.
+
+   Not Collective
+
+   Notes:
+   A program that calls it is taken to use the type: the CUDA driver, the device's context and the
+   cuBLAS, cuSPARSE and cuSOLVER start warming up on a helper thread now (unless -cudalanczos_warm_up_at_load 0).
+
+   Level: beginner
+
+.seealso: EPSSetType(), EPSCUDALANCZOS
+@*/
+PetscErrorCode EPSCUDALanczosRegister(void)
+{
+  PetscFunctionBegin;
+  PetscCall(RegisterPackage(PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -153,6 +169,6 @@ PetscErrorCode PetscDLLibraryRegister_slepccudalanczos(void)
 #endif
 {
   PetscFunctionBegin;
-  PetscCall(EPSCUDALanczosRegister());
+  PetscCall(RegisterPackage(PETSC_FALSE));
   PetscFunctionReturn(0);
 }

@@ -3,10 +3,15 @@
    link the plugin; ctest loads it with -dll_append) solves the 1-D Laplacian with the type the options or
    -type_in_code name. With -check_unmapped it then reads /proc/self/maps and fails if a CUDA library beyond
    the runtime (cuBLAS, cuBLASLt, cuSPARSE, cuSOLVER, or the driver, libcuda) is mapped: none of them is
-   needed by a process that never selects cudalanczos (a CUDA PETSc maps them itself: not checked there). The plugin's -info lines say when its warm-up
+   needed by a process that never selects cudalanczos (a CUDA PETSc maps them itself: not checked there).
+   Built with CUDALANCZOS_TEST_LINKED (test_plugin_linked) it links the plugin and calls
+   EPSCUDALanczosRegister() as such programs do. The plugin's -info lines say when its warm-up
    started; tests/petsc/CMakeLists.txt matches them.
 */
 #include <slepceps.h>
+#if defined(CUDALANCZOS_TEST_LINKED)
+#include <slepccudalanczos.h>
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +43,9 @@ int main(int argc, char **argv)
 
   PetscFunctionBeginUser;
   PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
+#if defined(CUDALANCZOS_TEST_LINKED)
+  PetscCall(EPSCUDALanczosRegister());
+#endif
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-check_unmapped", &check, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-type_in_code", type, sizeof(type), NULL));
 
