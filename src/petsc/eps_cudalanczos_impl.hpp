@@ -144,7 +144,6 @@ struct EPSCUDALanczosCaches {
 struct EPSCUDALanczosLastSolve {
   cudalanczos::Result result;
   PetscBool   solved = PETSC_FALSE;
-  double      shift  = 0.0; // applied by the driver when the uploaded matrix is A rather than A - sigma I
   std::string backend_name = "none", device_desc, operator_desc;
   std::string vectors_desc;       // where it read its start/deflation vectors and wrote the eigenvectors
   std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
@@ -237,9 +236,11 @@ PetscErrorCode EPSCUDALanczosStartWarmUp(const char *when);
 /// Set-up: when the solve will run on a GPU, starts its device's context and the upload staging on a
 /// helper thread (cuda::warm_up), so that the solve finds them made or in the making. Collective.
 PetscErrorCode EPSCUDALanczosWarmUp(EPS eps);
-/// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback.
+/// The CUDA backend with the uploaded matrix (cached in the EPS) or the STApply fallback; *driver_shift:
+/// STSHIFT's shift where the backend applies the uploaded A rather than A - sigma I, which the driver then
+/// applies itself, else untouched.
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
-                                               std::shared_ptr<cudalanczos::Backend> &backend);
+                                               std::shared_ptr<cudalanczos::Backend> &backend, double *driver_shift);
 /// Keeps s->ncv_max (the basis growth limit) to half of the device memory free for the basis when the
 /// solve runs on the GPU (`on_device`), the same on every rank; never below s->ncv. Collective.
 PetscErrorCode EPSCUDALanczosLimitBasis(EPS eps, PetscBool on_device, cudalanczos::Settings *s);

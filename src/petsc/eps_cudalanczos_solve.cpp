@@ -51,6 +51,7 @@ struct Solve {
   STOperator       hostop{nullptr, nullptr, nullptr};
   BProduct         bprod{nullptr, nullptr, nullptr};
   PetscInt         rstart = 0;
+  double           driver_shift = 0; // STSHIFT's shift where the backend applies A (or C), not A - sigma I
   std::shared_ptr<Backend>              backend; // may be the EPS's cached CUDA backend
   std::unique_ptr<BInnerProductBackend> binner;
   std::unique_ptr<ConstrainedBackend>   constrained;
@@ -112,7 +113,7 @@ PetscErrorCode SolveInnerProduct(Solve &sv)
 }
 
 // The backend for this solve: CUDA when chosen and possible (the operator on the device where it can be),
-// otherwise the host. Also fills ctx->last.shift: the shift the driver must apply itself (an uploaded
+// otherwise the host. Also fills sv.driver_shift: the shift the driver must apply itself (an uploaded
 // matrix, and C, are A, not A - sigma I).
 PetscErrorCode SolveCreateBackend(Solve &sv)
 {
@@ -130,10 +131,10 @@ PetscErrorCode SolveCreateBackend(Solve &sv)
   Reducer        reduce = [comm](double *v, int count) {
     if (MPI_Allreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) throw Error("MPI_Allreduce failed");
   };
-  ctx->last.shift = 0.0;
+  sv.driver_shift = 0.0;
   PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
   if (use_cuda) {
-    PetscCall(EPSCUDALanczosCreateCUDABackend(eps, reduce, sv.rstart, sv.hostop, sv.backend));
+    PetscCall(EPSCUDALanczosCreateCUDABackend(eps, reduce, sv.rstart, sv.hostop, sv.backend, &sv.driver_shift));
   } else {
     PetscCallCXX(sv.backend = std::make_unique<HostBackend>(eps->nloc, eps->n, sv.rstart, sv.hostop, reduce));
     ctx->last.backend_name  = "host";
@@ -143,7 +144,7 @@ PetscErrorCode SolveCreateBackend(Solve &sv)
   if (sv.congruence) { // C is applied as it is, without STSHIFT's shift: the driver subtracts it (as for an uploaded A)
     PetscScalar sigma;
     PetscCall(STGetShift(eps->st, &sigma));
-    ctx->last.shift = PetscRealPart(sigma);
+    sv.driver_shift = PetscRealPart(sigma);
   }
   PetscFunctionReturn(0);
 }
@@ -217,7 +218,7 @@ PetscErrorCode SolveSettings(Solve &sv)
                           : plan.reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? Reorthogonalization::Partial
                                                                                   : Reorthogonalization::Full;
   s.target              = PetscRealPart(eps->target);
-  s.shift               = ctx->last.shift;
+  s.shift               = sv.driver_shift;
   s.nev                 = (int)eps->nev;
   s.ncv                 = (int)eps->ncv;
   s.ncv_max             = (int)plan.ncv_limit;

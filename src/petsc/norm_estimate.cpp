@@ -35,7 +35,7 @@ PetscErrorCode MatNormLookUp(EPS eps, PetscBool congruence, cudalanczos::Setting
 
   PetscFunctionBegin;
   PetscCall(STGetShift(eps->st, &sigma));
-  if (!(s->translation_map && s->exact_operator && (PetscAbsScalar(sigma) == 0 || ctx->last.shift != 0))) PetscFunctionReturn(0);
+  if (!(s->translation_map && s->exact_operator && (PetscAbsScalar(sigma) == 0 || s->shift != 0))) PetscFunctionReturn(0);
   PetscReal nrm = 0;
   if (congruence) nc->mat = ctx->cache.congruent;
   else PetscCall(STGetMatrix(eps->st, 0, &nc->mat));

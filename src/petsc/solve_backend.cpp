@@ -270,7 +270,7 @@ PetscErrorCode TakeBackend(EPS eps, cuda::BackendConfig &config, const std::shar
 
 // The backend over the device operator, the driver's shift (the uploaded matrix is A; the operator of
 // STSHIFT is A - sigma I: the driver subtracts sigma), and where the operator came from (-eps_view).
-PetscErrorCode OperatorBackend(EPS eps, cuda::BackendConfig &config, Mat A, PetscInt rstart, std::shared_ptr<Backend> &backend)
+PetscErrorCode OperatorBackend(EPS eps, cuda::BackendConfig &config, Mat A, PetscInt rstart, std::shared_ptr<Backend> &backend, double *driver_shift)
 {
   EPS_CUDALANCZOS         *ctx = (EPS_CUDALANCZOS *)eps->data;
   const DeviceOperatorPtr &op  = ctx->cache.device_op;
@@ -279,7 +279,7 @@ PetscErrorCode OperatorBackend(EPS eps, cuda::BackendConfig &config, Mat A, Pets
 
   PetscFunctionBegin;
   PetscCall(STGetShift(eps->st, &sigma));
-  ctx->last.shift = PetscRealPart(sigma);
+  *driver_shift = PetscRealPart(sigma);
   PetscCall(TakeBackend(eps, config, op, rstart, backend));
 #if defined(CUDALANCZOS_PETSC_STREAMS)
   // The Mat's own device arrays: this solve's products wait, on the device, for what PETSc queued on
@@ -354,7 +354,7 @@ PetscErrorCode STApplyBackend(EPS eps, cuda::BackendConfig &config, const STOper
 #endif
 
 PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer reduce, PetscInt rstart, const STOperator &hostop,
-                                               std::shared_ptr<cudalanczos::Backend> &backend)
+                                               std::shared_ptr<cudalanczos::Backend> &backend, double *driver_shift)
 {
 #if defined(CUDALANCZOS_HAVE_CUDA)
   EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
@@ -387,7 +387,7 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
   if (ctx->cache.device_op) {
     // a CUDA MatShell may live on another device than the default pick
     config.device = device = ctx->cache.device_op->device();
-    PetscCall(OperatorBackend(eps, config, A, rstart, backend));
+    PetscCall(OperatorBackend(eps, config, A, rstart, backend, driver_shift));
   } else PetscCall(STApplyBackend(eps, config, hostop, device, backend));
   ctx->last.backend_name = "cuda";
   ctx->last.device_used  = device;
