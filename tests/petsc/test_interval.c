@@ -8,6 +8,7 @@
    whose eigenvalues are the Laplacian L's); and what is refused with a PETSc error. Any number of
    ranks (uneven rows). Options: -eps_cudalanczos_backend host|cuda as for the other tests.
 */
+#include "laplacian1d.h"
 #include "test_support.h"
 
 #include <math.h>
@@ -236,20 +237,12 @@ static PetscErrorCode CheckThresholdEx1(void)
   const PetscInt n = 400;
   Mat            L;
   EPS            eps;
-  PetscInt       rs, re, i, expected = 0, nconv;
+  PetscInt       i, expected = 0, nconv;
   PetscReal     *ev;
   char           detail[256];
 
   PetscFunctionBeginUser;
-  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 3, NULL, 1, NULL, &L));
-  PetscCall(MatGetOwnershipRange(L, &rs, &re));
-  for (i = rs; i < re; ++i) {
-    if (i > 0) PetscCall(MatSetValue(L, i, i - 1, -1.0, INSERT_VALUES));
-    if (i < n - 1) PetscCall(MatSetValue(L, i, i + 1, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(L, i, i, 2.0, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(L, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(L, MAT_FINAL_ASSEMBLY));
+  PetscCall(Laplacian1d(PETSC_COMM_WORLD, n, &L));
   PetscCall(PetscMalloc1(n, &ev));
   for (i = 0; i < n; ++i) ev[i] = 2.0 - 2.0 * PetscCosReal((PetscReal)(i + 1) * PETSC_PI / (PetscReal)(n + 1)); /* ascending */
   for (i = n - 1; i >= 0 && ev[i] >= 3.9; --i) ++expected;

@@ -8,6 +8,8 @@
    EPSCUDALanczosRegister() as such programs do. The plugin's -info lines say when its warm-up
    started; tests/petsc/CMakeLists.txt matches them.
 */
+#include "laplacian1d.h"
+
 #include <slepceps.h>
 #if defined(CUDALANCZOS_TEST_LINKED)
 #include <slepccudalanczos.h>
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
   const char *libraries[] = {"libcublas.so", "libcublasLt.so", "libcusparse.so", "libcusolver.so", "libcuda.so"};
   Mat         A;
   EPS         eps;
-  PetscInt    n = 100, rstart, rend, nconv;
+  PetscInt    n = 100, nconv;
   PetscBool   check = PETSC_FALSE, mapped, any = PETSC_FALSE;
   char        type[64] = "";
 
@@ -49,18 +51,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-check_unmapped", &check, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-type_in_code", type, sizeof(type), NULL));
 
-  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n, n));
-  PetscCall(MatSetFromOptions(A));
-  PetscCall(MatSetUp(A));
-  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
-  for (PetscInt i = rstart; i < rend; i++) {
-    if (i > 0) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
-    if (i < n - 1) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(A, i, i, 2.0, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(Laplacian1d(PETSC_COMM_WORLD, n, &A));
 
   PetscCall(EPSCreate(PETSC_COMM_WORLD, &eps));
   PetscCall(EPSSetOperators(eps, A, NULL));
