@@ -106,6 +106,8 @@ struct Settings {
 
 /// What an interval solve has done so far (Callbacks::interval_progress).
 struct IntervalProgress {
+  bool counting = false;         ///< told first, once the degree is known: the count estimate is starting
+  long count_products = 0;       ///< products with A the count estimate takes
   bool plan = false;             ///< the plan, told once before the filtered solves start
   int degree = 0;                ///< the filter's degree: products with A per filtered product
   double count_estimate = -1;    ///< eigenvalues in the window, estimated (-1: not estimated)

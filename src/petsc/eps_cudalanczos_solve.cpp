@@ -299,8 +299,17 @@ void IntervalProgressCallback(Solve &sv)
   sv.cb.interval_progress = [eps, &cberr, monitored, last = PetscLogDouble(0), start = PetscLogDouble(0)](const cudalanczos::IntervalProgress &p) mutable {
     PetscLogDouble now = 0;
     if (cberr || PetscTime(&now)) return;
-    if (p.plan) {
+    if (p.counting) {
       start = last = now;
+      char line[256];
+      cberr = PetscSNPrintf(line, sizeof(line), "  cudalanczos interval [%g, %g]: filter degree %d; counting its eigenvalues with %ld products with A\n",
+                            (double)eps->inta, (double)eps->intb, p.degree, p.count_products);
+      if (!cberr) cberr = PetscInfo(eps, "%s", line + 2);
+      if (!cberr && monitored) cberr = PetscPrintf(PetscObjectComm((PetscObject)eps), "%s", line);
+      return;
+    }
+    if (p.plan) {
+      last = now;
       char line[320];
       cberr = PetscSNPrintf(line, sizeof(line),
                             "  cudalanczos interval [%g, %g]: filter degree %d, %.1f +- %.1f eigenvalues estimated, %d basis columns; the first "

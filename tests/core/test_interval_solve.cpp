@@ -285,13 +285,16 @@ TEST_F(IntervalSolve3dLaplacian, ProgressIsToldWithoutChangingTheSolve)
   const IntervalResult out = solve_interval(watched, s, c, w);
 
   ASSERT_GE(told.size(), 10u);
-  EXPECT_TRUE(told.front().plan);
-  EXPECT_EQ(told.front().degree, out.degree);
-  EXPECT_EQ(told.front().count_estimate, out.count_estimate);
-  EXPECT_EQ(told.front().first_cycle_products % out.degree, 0);
-  EXPECT_GT(told.front().first_cycle_products, 0);
-  for (std::size_t i = 1; i < told.size(); ++i) {
-    EXPECT_FALSE(told[i].plan) << i;
+  EXPECT_TRUE(told[0].counting); // the degree first, before the count estimate's products
+  EXPECT_EQ(told[0].degree, out.degree);
+  EXPECT_EQ(told[0].count_products, 16L * out.degree);
+  EXPECT_TRUE(told[1].plan);
+  EXPECT_EQ(told[1].products, told[0].products + told[0].count_products);
+  EXPECT_EQ(told[1].count_estimate, out.count_estimate);
+  EXPECT_EQ(told[1].first_cycle_products % out.degree, 0);
+  EXPECT_GT(told[1].first_cycle_products, 0);
+  for (std::size_t i = 2; i < told.size(); ++i) {
+    EXPECT_FALSE(told[i].plan || told[i].counting) << i;
     EXPECT_GE(told[i].chunk, 1) << i;
     EXPECT_GE(told[i].chunk, told[i - 1].chunk) << i;
     EXPECT_GT(told[i].products, told[i - 1].products) << i;
