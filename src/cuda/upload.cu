@@ -146,11 +146,11 @@ void warm_up(int device)
 
 double warm_up_seconds() { return warm_up_state().seconds.load(); }
 
-void warm_up_at_load(int local_rank)
+bool warm_up_at_load(int local_rank)
 {
   WarmUp &w = warm_up_state();
   std::lock_guard<std::mutex> lock(w.mutex);
-  if (w.load_started) return;
+  if (w.load_started) return false;
   w.load_started = true;
   try {
     w.at_load = std::async(std::launch::async, [local_rank, &w] {
@@ -178,13 +178,7 @@ void warm_up_at_load(int local_rank)
     });
   } catch (...) { // no thread to be had: the first CUDA call initializes the driver, as without this
   }
-}
-
-bool warm_up_at_load_started()
-{
-  WarmUp &w = warm_up_state();
-  std::lock_guard<std::mutex> lock(w.mutex);
-  return w.load_started;
+  return true;
 }
 
 void upload_image(void *dst, std::size_t bytes, const ImageFill &fill)

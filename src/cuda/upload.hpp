@@ -55,11 +55,8 @@ double warm_up_seconds();
 /// node (`local_rank` >= 0), warm_up() of the device a solve picks by default (local_rank modulo the
 /// device count); returns at once. Called when the plugin loads (PetscInitialize) with options that
 /// select the type, or at the first EPS of the type, so that it overlaps with the program's own work
-/// before its first solve. Once per process.
-void warm_up_at_load(int local_rank);
-
-/// Whether warm_up_at_load() was called in this process.
-bool warm_up_at_load_started();
+/// before its first solve. Once per process: returns whether this call started it.
+bool warm_up_at_load(int local_rank);
 
 /// The parts of an upload that the PETSc layer logs apart (-log_view): the host passes over the matrix
 /// before any copy, the wait for the device's context (made by then, or still being made by warm_up),

@@ -299,22 +299,17 @@ void IntervalProgressCallback(Solve &sv)
   sv.cb.interval_progress = [eps, &cberr, monitored, last = PetscLogDouble(0), start = PetscLogDouble(0)](const cudalanczos::IntervalProgress &p) mutable {
     PetscLogDouble now = 0;
     if (cberr || PetscTime(&now)) return;
-    if (p.counting) {
-      start = last = now;
-      char line[256];
-      cberr = PetscSNPrintf(line, sizeof(line), "  cudalanczos interval [%g, %g]: filter degree %d; counting its eigenvalues with %ld products with A\n",
-                            (double)eps->inta, (double)eps->intb, p.degree, p.count_products);
-      if (!cberr) cberr = PetscInfo(eps, "%s", line + 2);
-      if (!cberr && monitored) cberr = PetscPrintf(PetscObjectComm((PetscObject)eps), "%s", line);
-      return;
-    }
-    if (p.plan) {
+    if (p.counting || p.plan) { // the degree before the count estimate, then the plan
+      if (p.counting) start = now;
       last = now;
       char line[320];
-      cberr = PetscSNPrintf(line, sizeof(line),
-                            "  cudalanczos interval [%g, %g]: filter degree %d, %.1f +- %.1f eigenvalues estimated, %d basis columns; the first "
-                            "filtered cycle takes %ld products with A\n",
-                            (double)eps->inta, (double)eps->intb, p.degree, p.count_estimate, p.count_error, p.columns, p.first_cycle_products);
+      cberr = p.counting ? PetscSNPrintf(line, sizeof(line), "  cudalanczos interval [%g, %g]: filter degree %d; counting its eigenvalues with %ld products with A\n",
+                                         (double)eps->inta, (double)eps->intb, p.degree, p.count_products)
+                         : PetscSNPrintf(line, sizeof(line),
+                                         "  cudalanczos interval [%g, %g]: filter degree %d, %.1f +- %.1f eigenvalues estimated, %d basis columns; the "
+                                         "first filtered cycle takes %ld products with A\n",
+                                         (double)eps->inta, (double)eps->intb, p.degree, p.count_estimate, p.count_error, p.columns,
+                                         p.first_cycle_products);
       if (!cberr) cberr = PetscInfo(eps, "%s", line + 2);
       if (!cberr && monitored) cberr = PetscPrintf(PetscObjectComm((PetscObject)eps), "%s", line);
       return;
@@ -335,7 +330,7 @@ PetscErrorCode DeviceBProducts(Solve &sv, ColumnOperator *apply_b)
 {
   EPS_CUDALANCZOS            *ctx        = sv.ctx;
   std::size_t                 b_uploaded = 0;
-  DeviceOperatorPtr bop;
+  DeviceOperatorPtr           bop;
 
   PetscFunctionBegin;
   if (sv.backend->kind() == cudalanczos::BackendKind::Cuda) PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->last.device_used, &bop, &b_uploaded));

@@ -78,9 +78,8 @@ PetscErrorCode EPSCUDALanczosStartWarmUp(const char *when)
 {
   PetscFunctionBegin;
 #if defined(CUDALANCZOS_HAVE_CUDA)
-  if (!warm_up_early || cudalanczos::cuda::warm_up_at_load_started()) PetscFunctionReturn(0);
-  PetscCall(PetscInfo(NULL, "cudalanczos: warm-up started %s (the CUDA driver, and the default device's context and upload staging)\n", when));
-  cudalanczos::cuda::warm_up_at_load(NodeLocalRank());
+  if (warm_up_early && cudalanczos::cuda::warm_up_at_load(NodeLocalRank()))
+    PetscCall(PetscInfo(NULL, "cudalanczos: warm-up started %s (the CUDA driver and libraries, the default device's context and upload staging)\n", when));
 #else
   (void)when;
 #endif
