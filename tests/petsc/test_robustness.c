@@ -12,25 +12,19 @@
    row layout is deliberately uneven. Prints "ok N - name" / "not ok N - name" per check, then
    "P passed, F failed", and exits non-zero on any failure.
 */
+#include "laplacian1d.h"
 #include "test_support.h"
 #include <float.h>
 
-/* The 1-D Laplacian tridiag(-1, 2, -1) (AIJ), eigenvalues 2 - 2 cos(k pi / (n+1)), k = 1..n. */
+/* The 1-D Laplacian (laplacian1d.h) as an AIJ matrix on uneven rows. */
 static PetscErrorCode Laplacian(PetscInt n, Mat *A)
 {
-  PetscInt nloc, rstart, rend, i;
+  PetscInt nloc;
 
   PetscFunctionBeginUser;
   PetscCall(UnevenLocalRows(n, &nloc));
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, nloc, nloc, n, n, 3, NULL, 2, NULL, A));
-  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
-  for (i = rstart; i < rend; ++i) {
-    if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0, INSERT_VALUES));
-    if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, i, 2.0, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(Laplacian1dFill(*A, n));
   PetscFunctionReturn(0);
 }
 
