@@ -8,8 +8,9 @@
 
    -user_times: instead, what a user's program sees, for the first k, each EPSSetUp + EPSSolve: the first
    solve of the process, then 3 new EPS on that Mat, then 3 re-solves of one EPS (EPSSetOperators
-   again); medians and all values in one JSON line ("bench":"user_times"). -user_times_reps 1 takes one
-   of each (for solves of seconds). The matrix checksum is skipped
+   again); medians and all values in one JSON line ("bench":"user_times"), with the re-solve's
+   eigenvalues ("values", at most 64). -user_times_reps 1 takes one of each (for solves of seconds), 5
+   five. The matrix checksum is skipped
    there (its MatMult would move a device Mat's data before the first solve). In either mode -mat_type
    converts the built Mat (e.g. aijcusparse or densecuda with a CUDA PETSc: SLEPc's own GPU path).
 
@@ -48,6 +49,7 @@
 #endif
 
 #define MAXK 64
+#define MAXK_VALUES 64
 
 typedef struct {
   PetscLogDouble t0, cap; /* solve start, cap in seconds (<= 0: none) */
@@ -431,7 +433,9 @@ static PetscErrorCode UserTimes(Mat A, const char *cas, PetscInt n, PetscInt k, 
   EPSType        type;
   char           solver[64];
   MatType        mtype;
-  double         first, fresh[3] = {0, 0, 0}, again[3] = {0, 0, 0}, sorted[3];
+  double         first, fresh[5] = {0, 0, 0, 0, 0}, again[5] = {0, 0, 0, 0, 0}, sorted[5];
+  PetscScalar    values[MAXK_VALUES];
+  PetscInt       nvalues = 0;
   PetscInt       nconv, minconv;
   PetscScalar    l0;
   char           nb1[32], nb2[32], nb3[32];
@@ -457,6 +461,8 @@ static PetscErrorCode UserTimes(Mat A, const char *cas, PetscInt n, PetscInt k, 
     PetscCall(TimedSolve(eps, k, &again[r], &nconv));
     minconv = PetscMin(minconv, nconv);
   }
+  nvalues = PetscMin(PetscMin(nconv, k), MAXK_VALUES); /* the re-solve's values, for the comparison with the peers' */
+  for (PetscInt i = 0; i < nvalues; ++i) PetscCall(EPSGetEigenvalue(eps, i, &values[i], NULL));
   PetscCall(EPSDestroy(&eps));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "{\"bench\":\"user_times\",\"solver\":\"%s\",\"mat_type\":\"%s\",\"case\":\"%s\",\"n\":%" PetscInt_FMT
                         ",\"k\":%" PetscInt_FMT ",\"which\":\"%s\",\"min_nconv\":%" PetscInt_FMT ",\"lambda0\":%s,\"first_s\":%s", solver, mtype, cas, n, k, which,
@@ -470,7 +476,10 @@ static PetscErrorCode UserTimes(Mat A, const char *cas, PetscInt n, PetscInt k, 
     for (int r = 0; r < reps; ++r) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s%s", r ? "," : "", Num(nb1, sizeof(nb1), all[r], "%.6f")));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "]"));
   }
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "}\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",\"values\":["));
+  for (PetscInt i = 0; i < nvalues; ++i)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s%s", i ? "," : "", Num(nb1, sizeof(nb1), (double)PetscRealPart(values[i]), "%.15g")));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "]}\n"));
   PetscFunctionReturn(0);
 }
 
@@ -532,7 +541,7 @@ int main(int argc, char **argv)
   if (user_times) {
     PetscInt reps = 3;
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-user_times_reps", &reps, NULL));
-    PetscCheck(reps == 1 || reps == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-user_times_reps must be 1 or 3, not %" PetscInt_FMT, reps);
+    PetscCheck(reps == 1 || reps == 3 || reps == 5, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-user_times_reps must be 1, 3 or 5, not %" PetscInt_FMT, reps);
     PetscCall(UserTimes(A, cas, n, ks[0], which, tol, (int)reps));
     PetscCall(MatDestroy(&A));
     PetscCall(PetscFree(csr.ia));

@@ -1,5 +1,6 @@
 #include "core/block_lanczos.hpp"
 
+#include "core/block_omega.hpp"
 #include "core/driver_support.hpp"
 #include "core/scaling.hpp"
 #include "core/symmetric_eigen.hpp"
@@ -38,7 +39,8 @@ struct BlockRestartState {
 class BlockDriver {
 public:
   BlockDriver(Backend &b, const Settings &s, const Callbacks &c)
-      : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), B_(s.block_size), m_(s.ncv), ld_(s.ncv + s.block_size)
+      : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), B_(s.block_size), m_(s.ncv), ld_(s.ncv + s.block_size),
+        omega_(ld_, B_)
   {
   }
 
@@ -53,6 +55,7 @@ public:
     r.reductions = reductions_;
     r.breakdowns = breakdowns_;
     r.full_reorthogonalizations = full_passes_;
+    r.switched_to_full = restarted_full_;
     r.ncv_used = m_;
     projected_.report(r);
     r.block_size = B_;
@@ -67,9 +70,8 @@ private:
     if (s_.ncv < s_.nev + B_)
       throw Error("the block variant needs ncv >= nev + block size (ncv = " + std::to_string(s_.ncv) + ", nev = " +
                   std::to_string(s_.nev) + ", block size = " + std::to_string(B_) + ")");
-    if (s_.reorthogonalization != Reorthogonalization::Full)
-      throw Error(std::string("the block variant orthogonalizes fully; ") + to_string(s_.reorthogonalization) +
-                  " reorthogonalization needs block size 1");
+    if (s_.reorthogonalization == Reorthogonalization::None)
+      throw Error("block steps reorthogonalize (full or partial); none needs block size 1");
     if (!(s_.tol > 0)) throw Error("tol must be positive");
     if (s_.max_it < 1) throw Error("max_it must be at least 1");
     if (b_.basis_columns() < ld_) throw Error("the backend's basis is too small for ncv + block size");
@@ -103,6 +105,8 @@ private:
   // also carries the span's rounding-level components, magnified by as much: where L_min falls below
   // sqrt(eps) of what the pass started from, Q gets one more Gram-Schmidt pass and SVQB (DGKS for
   // blocks), in which a direction that loses half its length again counts as in the span.
+  // With partial reorthogonalization (partial_step) a block from the operator passes over the window
+  // and the kept columns only, and the block omega recurrence decides when it needs the whole basis.
   // `before` receives diag(W^H W) before any pass. Returns false when the basis spans the whole space
   // (no fresh direction exists): the block then has zero columns.
   bool orthonormalize(int k, int col, bool from_operator, Matrix &C, Matrix &R, std::vector<double> &before)
@@ -110,10 +114,14 @@ private:
     const int B = B_, ld = k + B;
     Matrix P(static_cast<std::size_t>(ld) * B), G(static_cast<std::size_t>(B) * B);
     C.assign(static_cast<std::size_t>(k) * B, Scalar(0));
-    const int window = from_operator && k > 2 * B ? 2 * B : 0;
+    const bool partial = from_operator && partial_step(k);
+    partial_steps_ += partial;
+    const int window = partial ? k - std::max(t_.top, k - 2 * B) : from_operator && k > 2 * B ? 2 * B : 0;
     first_pass(k, col, window, C, G, before);
     double scale = *std::max_element(before.begin(), before.end());
-    if (k > 0) scale = full_passes(k, col, window, P, C, G);
+    if (partial) scale = t_.top > 0 ? range_pass(0, t_.top, k, col, C, G) : largest_diagonal(G);
+    else if (!partial && k > 0) scale = full_passes(k, col, window, P, C, G);
+    if (from_operator && !partial) force_full_ = false; // the full step Simon's rule asked for
     // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
     // as in the single-vector step; for a block of random vectors, relative to their length.
     if (from_operator)
@@ -124,10 +132,30 @@ private:
     Matrix M;
     const double smallest = svqb(G, floor * floor, M, R, dead);
     b_.transform_block(col, B, M.data(), B);
-    if (k > 0 && smallest < std::sqrt(eps) * scale) repeat_pass(k, col, P, G, C, R, dead);
-    for (int j = 0; j < B; ++j)
-      if (dead[j] && !fresh_column(col + j, col + B)) return false;
-    return true;
+    bool whole = !partial; // the block is now orthogonal to the whole basis
+    if (k > 0 && smallest < std::sqrt(eps) * scale) {
+      repeat_pass(k, col, P, G, C, R, dead);
+      whole = true;
+    } else if (partial && omega_.step(H_.data(), ld_, col - B, C.data(), k, M.data(), anorm_)) {
+      repeat_pass(k, col, P, G, C, R, dead); // Simon's rule: this block and the next get the whole basis
+      ++full_passes_;
+      whole = force_full_ = true;
+    }
+    // A fresh column stands outside the three-term recurrence: its product couples to every column, as
+    // the first block after a restart does, so the next step passes over the whole basis.
+    bool alive = true;
+    for (int j = 0; j < B && alive; ++j)
+      if (dead[j]) whole = force_full_ = true, alive = fresh_column(col + j, col + B);
+    if (whole) omega_.after_full(col);
+    return alive;
+  }
+
+  // Partial reorthogonalization applies to the step whose product goes to column k: the setting asks for
+  // it, no wanted pair has needed more (partial_blocked_), Simon's rule asks no full step, and the window
+  // (the last two blocks) leaves segment columns out.
+  bool partial_step(int k) const
+  {
+    return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_ && !force_full_ && k - 2 * B_ > t_.top;
   }
 
   // Pass 1: the window's (its last `window` columns of 0..k-1), or the first full pass (window 0):
@@ -174,6 +202,23 @@ private:
     return scale;
   }
 
+  // One pass over columns first..first+count-1 (the kept ones of a partial step), after the window's:
+  // C (leading dimension ldc) gains its projections, G becomes the Gram matrix after it. Returns the
+  // largest squared column length it met.
+  double range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G)
+  {
+    const int B = B_, ld = count + B;
+    Matrix P(static_cast<std::size_t>(ld) * B);
+    b_.project_block(first, count, col, B, P.data());
+    ++reductions_;
+    b_.update_block(first, count, P.data(), ld, col, B);
+    accumulate(P, count, C, first, ldc);
+    gram_after(P, count, G);
+    double scale = 0;
+    for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[count + j + static_cast<std::size_t>(j) * ld]));
+    return scale;
+  }
+
   // DGKS for blocks: Q (the block after SVQB) lost most of its length, so it gets one more Gram-Schmidt
   // pass and SVQB, in which a direction that loses half its length again counts as in the span; C and R
   // are updated so that W = V C + Q R still holds.
@@ -193,6 +238,13 @@ private:
     const Matrix C3R = multiply(C3, k, R, B, B), R2R = multiply(R2, B, R, B, B);
     for (std::size_t i = 0; i < C.size(); ++i) C[i] += C3R[i];
     R = R2R;
+  }
+
+  double largest_diagonal(const Matrix &G) const
+  {
+    double x = 0;
+    for (int j = 0; j < B_; ++j) x = std::max(x, real_part(G[j + static_cast<std::size_t>(j) * B_]));
+    return x;
   }
 
   // C[lo:lo+k, :] += P[0:k, :] (P has leading dimension k + B, C leading dimension ldc).
@@ -293,10 +345,11 @@ private:
 
   std::uint64_t next_seed() { return s_.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(++seeds_); }
 
-  // The start block: column 0 is the caller's vector or a random one, the others random.
-  bool start_block()
+  // The start block: column 0 is the caller's vector (or, given_start, one the driver put there) or a
+  // random one, the others random.
+  bool start_block(bool given_start = false)
   {
-    if (!s_.initial_vector) b_.set_random(0, s_.seed);
+    if (!s_.initial_vector && !given_start) b_.set_random(0, s_.seed);
     else { // the caller's vector, of any size: normalized, its norm taken in range, before SVQB meets it
       int t = 0;
       const double q = squared_norm_in_range(b_, 0, t, reductions_);
@@ -407,6 +460,13 @@ private:
   // eigensolver (Backend::projected_eigen: with many pairs the order is mpd, hundreds, every restart).
   RitzPairs ritz_pairs(int locked, int e)
   {
+    RitzPairs rp = projected_pairs(locked, e);
+    if (partial_floor()) apply_partial_floor(rp);
+    return rp;
+  }
+
+  RitzPairs projected_pairs(int locked, int e)
+  {
     const int na = e - locked;
     return projected_.time(na, [&] {
       Matrix A(static_cast<std::size_t>(na) * na);
@@ -424,6 +484,42 @@ private:
     });
   }
 
+  // Partial reorthogonalization leaves the basis orthogonal to about omega_limit, and the Ritz vectors'
+  // residuals good to about omega_limit ||A|| (driver/thick_restart.cpp, leading_converged): no residual
+  // bound below 16 omega_limit ||A||. A wanted position the floor keeps from tol (a value tiny against
+  // ||A||) turns partial reorthogonalization off for the rest of the solve (partial_blocked_).
+  bool partial_floor() const { return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_; }
+
+  void apply_partial_floor(RitzPairs &rp)
+  {
+    const double floor = 16 * omega_limit * anorm_;
+    const int wanted_positions = std::min(s_.nev - t_.locked, rp.na / 2);
+    for (int q = 0; q < rp.na; ++q) {
+      const double value = rp.w[rp.order[q]] - s_.shift;
+      if (q < wanted_positions && !(c_.error(value, floor) < s_.tol)) partial_blocked_ = true;
+      rp.res[q] = std::max(rp.res[q], floor);
+      rp.err[q] = c_.error(value, rp.res[q]);
+    }
+  }
+
+  // After partial steps: the columns 0..k-1 made orthonormal by two classical Gram-Schmidt passes in
+  // order (their loss of orthogonality, about omega_limit, would otherwise stay in the kept and
+  // returned vectors). Each moves by about omega_limit.
+  void orthonormalize_columns(int k)
+  {
+    std::vector<Scalar> h;
+    for (int j = 0; j < k; ++j) {
+      double nrm2 = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        h.assign(static_cast<std::size_t>(j) + 1, Scalar(0));
+        b_.project(0, j, j, h.data());
+        nrm2 = b_.subtract(0, j, h.data(), j);
+        reductions_ += 2;
+      }
+      if (nrm2 > 0) b_.scale(j, 1.0 / std::sqrt(nrm2));
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // The thick-restart loop of the single-vector driver (driver/thick_restart.cpp) with block steps: a
   // cycle extends the basis from the kept columns by whole blocks up to m columns, the active block of
@@ -434,6 +530,7 @@ private:
   {
     H_.assign(static_cast<std::size_t>(ld_) * ld_, Scalar(0));
     Result r;
+    omega_.begin_segment(0);
     t_.exhausted = !start_block();
     for (r.its = 1;; ++r.its) {
       const int e = extend_cycle();
@@ -447,10 +544,16 @@ private:
       const CycleEnd end = decide_cycle_end(r, rp, nconv, newconv, steps);
       const int keep = kept_pairs(end, rp.na, newconv);
       const int kcols = t_.locked + keep;
+      if (partial_blocked_ && !restarted_full_) {
+        start_over_with_full_reorthogonalization(rp, e);
+        continue;
+      }
       rotate_to_kept(rp, e, keep);
       if (end.done) {
         r.nconv = std::min(nconv, kcols);
-        if (s_.exact_operator)
+        // Partial steps leave couplings of about omega_limit ||A|| to columns outside the window out of
+        // the projected matrix, which the bound's rounding term does not cover: their pairs take the check.
+        if (s_.exact_operator && partial_steps_ == 0)
           r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, ld_);
         return return_pairs(r, kcols);
       }
@@ -464,6 +567,7 @@ private:
       }
       t_.locked += lock;
       t_.top = kcols;
+      omega_.begin_segment(kcols);
     }
   }
 
@@ -547,6 +651,29 @@ private:
     return lock;
   }
 
+  // A wanted pair needs more orthogonality than partial reorthogonalization kept (partial_blocked_): the
+  // basis and the kept vectors carry that loss, and a projected matrix that takes them as orthonormal is
+  // off by omega_limit ||A||, too much for such a pair. Start over with full reorthogonalization from the
+  // sum of the locked vectors and the best Ritz vectors, which keeps most of the progress in one start
+  // vector (as the single-vector driver does, driver/thick_restart.cpp).
+  void start_over_with_full_reorthogonalization(const RitzPairs &rp, int e)
+  {
+    restarted_full_ = true;
+    const int locked = t_.locked, na = rp.na;
+    std::vector<Scalar> coef(static_cast<std::size_t>(e), Scalar(0));
+    for (int i = 0; i < locked; ++i) coef[i] = 1.0;
+    for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
+      for (int i = 0; i < na; ++i) coef[locked + i] += rp.Y[i + static_cast<std::size_t>(rp.order[q]) * na];
+    b_.combine(0, e, coef.data(), e); // column e, the residual block's first, is free now
+    b_.copy_column(e, 0);
+    std::fill(H_.begin(), H_.end(), Scalar(0));
+    t_ = BlockRestartState{};
+    matvecs_to_nev_ = -1;
+    verify_fresh_ = false;
+    omega_.begin_segment(0);
+    t_.exhausted = !start_block(true);
+  }
+
   // A verification round starts from a random block at column kcols, orthonormal to the locked vectors;
   // false when they span everything.
   bool start_round_block(int kcols)
@@ -563,6 +690,7 @@ private:
     r.eigenvalues.assign(t_.theta_all.begin(), t_.theta_all.begin() + kcols);
     r.errors.assign(t_.err_all.begin(), t_.err_all.begin() + kcols);
     sort_converged(b_, r, [&](double value) { return badness(s_, c_.eigenvalue(value)); });
+    if (partial_steps_ > 0 && !restarted_full_) orthonormalize_columns(kcols);
     return r;
   }
 
@@ -580,6 +708,11 @@ private:
   detail::ProjectedTime projected_; // the projected problems' count, largest order and host time
   double anorm_ = 0;
   long matvecs_ = 0, reductions_ = 0, full_passes_ = 0;
+  long partial_steps_ = 0;          // block steps that passed over the window and the kept columns only
+  BlockOmegaRecurrence omega_;      // their loss of orthogonality, estimated
+  bool force_full_ = false;         // Simon's rule: the step after a full pass's trigger passes fully too
+  bool partial_blocked_ = false;    // a wanted pair needs more than semi-orthogonality: full from now on
+  bool restarted_full_ = false;     // the solve started over with full reorthogonalization
   long passes_ = 0;          // block products (one pass over A each)
   long matvecs_to_nev_ = -1; // products when nev pairs had first converged (-1: not yet)
   int breakdowns_ = 0;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -15,6 +16,12 @@
 namespace cudalanczos::detail {
 
 inline constexpr double eps = std::numeric_limits<double>::epsilon();
+
+/// Partial reorthogonalization (single-vector and block steps) keeps |v_i^H v_j| below eps^(3/4) rather
+/// than Simon's sqrt(eps): the Ritz vectors' true residuals are then good to about eps^(3/4) ||A||, which
+/// relative tolerances down to 1e-8 on eigenvalues above 1e-4 ||A|| need
+/// (docs/tuning.md#core-partial-reorthogonalizations-limit).
+inline const double omega_limit = std::pow(eps, 0.75);
 
 /// A verification round may end on a certificate whose chance of having missed a wanted eigenvalue is
 /// at most this (certified_complement).

@@ -250,7 +250,7 @@ PetscErrorCode ChooseDimensions(EPS eps, PetscInt neff, PetscBool isshift, Petsc
   PetscFunctionReturn(0);
 }
 
-// Block steps orthogonalize fully and need room for a block beyond the wanted pairs.
+// Block steps reorthogonalize (fully or partially) and need room for a block beyond the wanted pairs.
 PetscErrorCode CheckBlockSteps(EPS eps, PetscInt neff)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
@@ -258,9 +258,8 @@ PetscErrorCode CheckBlockSteps(EPS eps, PetscInt neff)
 
   PetscFunctionBegin;
   if (b <= 1) PetscFunctionReturn(0);
-  PetscCheck(!ctx->opt.reorthog_set || ctx->opt.reorthog == EPS_CUDALANCZOS_REORTHOG_FULL, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
-             "Block steps (block size %" PetscInt_FMT ") orthogonalize fully; -eps_cudalanczos_reorthog %s needs block size 1", b,
-             EPSCUDALanczosReorthogs[ctx->opt.reorthog]);
+  PetscCheck(!ctx->opt.reorthog_set || ctx->opt.reorthog != EPS_CUDALANCZOS_REORTHOG_NONE, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "Block steps (block size %" PetscInt_FMT ") reorthogonalize, fully or partially; -eps_cudalanczos_reorthog none needs block size 1", b);
   PetscCheck(eps->ncv >= eps->nev + b || eps->ncv + b > neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_USER_INPUT,
              "Block steps need ncv >= nev + block size (ncv %" PetscInt_FMT ", nev %" PetscInt_FMT ", block size %" PetscInt_FMT ")", eps->ncv,
              eps->nev, b);

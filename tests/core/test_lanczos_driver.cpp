@@ -444,6 +444,26 @@ TEST_P(BlockSweep, MatchesLapack)
 
 INSTANTIATE_TEST_SUITE_P(Seeded, BlockSweep, ::testing::Range(0, kSweepCases));
 
+// The block sweep with partial reorthogonalization: the block omega recurrence must call a full pass
+// before the basis loses the orthogonality that the returned pairs need.
+class BlockPartialSweep : public ::testing::TestWithParam<int> {};
+
+TEST_P(BlockPartialSweep, MatchesLapack)
+{
+  Case c = block_case(GetParam());
+  c.settings.reorthogonalization = Reorthogonalization::Partial;
+  SCOPED_TRACE(c.text() + ", block size " + std::to_string(c.settings.block_size) + ", partial");
+  const Solved sol = run_solver(c.A, c.settings);
+  SCOPED_TRACE("its " + std::to_string(sol.result.its) + ", matvecs " + std::to_string(sol.result.matvecs) + ", full passes " +
+               std::to_string(sol.result.full_reorthogonalizations));
+  check_solution(c.A, c.settings, sol);
+  if (sol.result.block_size > 1 && !sol.result.switched_to_full) {
+    EXPECT_LE(sol.result.orthogonality, 1e-12);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, BlockPartialSweep, ::testing::Range(0, kSweepCases / 2));
+
 // The same cases without the verification, single vectors and blocks alternating: a cycle may then end
 // early once the solve applied as many products as plain thick restart's first convergence test
 // (detail::unverified_early_end_products), and must still return the best values. Multiple and clustered
@@ -1102,7 +1122,7 @@ public:
   void project_block(int first, int k, int col, int b, Scalar *out) override
   {
     b_.project_block(first, k, col, b, out);
-    if (first == 0 && k > 2 * block_) ++full_projections;
+    if (first == 0 && k == col && k > 2 * block_) ++full_projections; // not a partial step's pass over the kept columns
   }
   void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override { b_.update_block(first, k, C, ldc, col, b); }
   void transform_block(int col, int b, const Scalar *M, int ldm) override { b_.transform_block(col, b, M, ldm); }
@@ -1137,6 +1157,66 @@ TEST(BlockSteps, AWindowAndOneFullPassPerStepAwayFromRestarts)
   }
 }
 
+TEST(BlockSteps, PartialPassesOverTheWholeBasisOnlyWhereTheEstimateAsks)
+{
+  // Partial reorthogonalization with blocks: a step passes over the window and the kept columns; the
+  // block omega recurrence asks for the whole basis once the estimate passes omega_limit. On a 1-D
+  // Laplacian with long cycles the largest values converge and orthogonality is lost towards them
+  // (Paige), so the estimate must fire (ghost copies of the converged values would follow otherwise)
+  // and yet leave most steps partial; on a well-separated spectrum the steps stay partial too. The values
+  // are those of full reorthogonalization to tol, the true residuals meet tol (check_solution), and the
+  // returned vectors are orthonormal to rounding.
+  struct Problem {
+    const char *name;
+    Dense A;
+    int nev, ncv;
+    long full_pass_ratio; // at most 1 / full_pass_ratio of the block steps pass over the whole basis
+  };
+  Rng rng(77);
+  Vec d(500);
+  for (int i = 0; i < 500; ++i) d[i] = i < 6 ? 50.0 + 3.0 * i : rng.uniform(-1, 1);
+  const Problem problems[] = {{"1-D Laplacian", laplacian_1d(700), 4, 120, 10}, {"separated", planted(rng, d), 4, 60, 1}};
+  for (const Problem &p : problems)
+    for (int block : {2, 3}) {
+      SCOPED_TRACE(std::string(p.name) + ", block " + std::to_string(block));
+      Settings s = default_settings(p.A.n, p.nev, Which::LargestAlgebraic);
+      s.block_size = block;
+      s.ncv = p.ncv;
+      s.max_it = 5000;
+      Settings full = s;
+      s.reorthogonalization = Reorthogonalization::Partial;
+      HostBackend host(p.A.n, p.A.n, 0, [&p](const Scalar *x, Scalar *y) { p.A.matvec(x, y); });
+      FullPassCountingBackend b(host, block);
+      const Solved sol = solve_on(b, s), ref = run_solver(p.A, full);
+      check_solution(p.A, s, sol);
+      EXPECT_EQ(sol.result.reason, Reason::Converged);
+      EXPECT_FALSE(sol.result.switched_to_full);
+      EXPECT_LE(sol.result.orthogonality, 1e-13);
+      for (int i = 0; i < p.nev; ++i) EXPECT_NEAR(sol.result.eigenvalues[i], ref.result.eigenvalues[i], 1e-8 * std::abs(ref.result.eigenvalues[i]));
+      // The Laplacian: 28 and 29 full passes in 420 and 320 block steps; the separated values converge in
+      // the first cycle and orthogonality is lost towards them fast: about every other step is full.
+      EXPECT_LT(b.full_projections, b.operator_blocks / p.full_pass_ratio) << b.full_projections << " full passes in " << b.operator_blocks << " block steps";
+      EXPECT_GT(sol.result.full_reorthogonalizations, 0) << "the estimate never fired";
+    }
+}
+
+TEST(BlockSteps, PartialSwitchesToFullForValuesTinyAgainstTheNorm)
+{
+  // As Partial.SmallEigenvaluesSwitchToFullReorthogonalization, with blocks of 2.
+  const Dense A = laplacian_1d(400);
+  Settings s = default_settings(A.n, 3, Which::SmallestAlgebraic);
+  s.tol = 1e-9;
+  s.block_size = 2;
+  s.ncv = 3 + 16 * 2;
+  s.max_it = 20000;
+  s.reorthogonalization = Reorthogonalization::Partial;
+  const Solved sol = run_solver(A, s);
+  EXPECT_EQ(sol.result.reason, Reason::Converged);
+  EXPECT_TRUE(sol.result.switched_to_full);
+  EXPECT_EQ(sol.result.residual_retries, 0);
+  check_solution(A, s, sol);
+}
+
 TEST(BlockSteps, InvalidSettingsThrowAndSmallProblemsFallBack)
 {
   const Dense A = diagonal({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
@@ -1151,7 +1231,7 @@ TEST(BlockSteps, InvalidSettingsThrowAndSmallProblemsFallBack)
   EXPECT_THROW(run(s), Error);
   s.variant = Variant::ThickRestart;
   s.nev = 2;
-  s.reorthogonalization = Reorthogonalization::Partial;
+  s.reorthogonalization = Reorthogonalization::None;
   EXPECT_THROW(run(s), Error);
   s.reorthogonalization = Reorthogonalization::Full;
   s.block_size = 9; // ncv 10 < nev + 9

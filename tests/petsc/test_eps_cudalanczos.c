@@ -317,6 +317,10 @@ int main(int argc, char **argv)
   PetscCall(Compare("block size 2: dense random n=300, 4 largest magnitude", DENSE_RANDOM, 300, s));
   s = base, s.nev = 3, s.block = 8;
   PetscCall(Compare("block size 8 on n=20 (too small: single-vector steps)", LAPLACIAN_1D, 20, s));
+  s = base, s.nev = 6, s.which = EPS_LARGEST_REAL, s.block = 2, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("block size 2, partial reorthogonalization: diagonal with double eigenvalues n=100, 6 largest", DIAGONAL, 100, s));
+  s = base, s.nev = 4, s.which = EPS_LARGEST_REAL, s.block = 2, s.ncv = 60, s.set_reorthog = PETSC_TRUE, s.reorthog = EPS_CUDALANCZOS_REORTHOG_PARTIAL;
+  PetscCall(Compare("block size 2, partial reorthogonalization, ncv 60: 1-D Laplacian n=400, 4 largest", LAPLACIAN_1D, 400, s));
   {
     Mat       A;
     EPS       eps;
@@ -341,15 +345,15 @@ int main(int argc, char **argv)
         PetscCall(Check((PetscBool)(bs == 16 && ncv == 20 && found && !fallback), "block size 16 with ncv 20 = nev + block size is accepted", detail));
       PetscCall(EPSDestroy(&eps));
     }
-    /* Refused: block steps with the thesis variant, with partial reorthogonalization, with ncv < nev + block
+    /* Refused: block steps with the thesis variant, without reorthogonalization, with ncv < nev + block
        size, and a block size below 1. */
     for (int bad = 0; bad < 4; ++bad) {
-      static const char *names[] = {"block size 2 with the thesis variant is refused", "block size 2 with partial reorthogonalization is refused",
+      static const char *names[] = {"block size 2 with the thesis variant is refused", "block size 2 without reorthogonalization is refused",
                                     "block size 4 with ncv < nev + 4 is refused", "block size 0 is refused"};
       PetscErrorCode      ierr;
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       if (bad == 0) PetscCall(EPSCUDALanczosSetVariant(eps, EPS_CUDALANCZOS_THESIS));
-      if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_PARTIAL));
+      if (bad == 1) PetscCall(EPSCUDALanczosSetReorthog(eps, EPS_CUDALANCZOS_REORTHOG_NONE));
       if (bad == 2) PetscCall(EPSSetDimensions(eps, 4, 6, PETSC_DETERMINE));
       PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
       ierr = EPSCUDALanczosSetBlockSize(eps, bad == 3 ? 0 : bad == 2 ? 4 : 2);

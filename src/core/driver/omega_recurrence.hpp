@@ -10,11 +10,6 @@
 
 namespace cudalanczos::detail {
 
-/// Partial reorthogonalization keeps |v_i^T v_j| below eps^(3/4) rather than Simon's sqrt(eps): the Ritz
-/// vectors' true residuals are then good to about eps^(3/4) ||A||, which relative tolerances down to 1e-8
-/// on eigenvalues above 1e-4 ||A|| need (docs/tuning.md#core-partial-reorthogonalizations-limit).
-inline const double omega_limit = std::pow(eps, 0.75);
-
 /// The new vector is orthogonalized every step against the kept vectors 0..segment_start-1
 /// (Backend::expand_partial); within the segment segment_start..j the three-term recurrence holds, and
 /// cur_[k] estimates v_j^T v_k, prev_[k] v_{j-1}^T v_k:
