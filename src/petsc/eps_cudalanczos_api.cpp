@@ -102,10 +102,11 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
    the returned vectors are orthonormalized once at the end. Where a wanted eigenvalue is too small against
    ||A|| for a semi-orthogonal basis at the requested tol, the solve gives way to full (-eps_view says so).
    none keeps the three-term recurrence only; orthogonality is then lost as eigenvalues converge, and ghost
-   copies may appear.
+   copies may appear. Block steps (EPSCUDALanczosSetBlockSize()) take full or partial: partial then passes
+   over the last two blocks and the kept vectors, and over the rest where Simon's recurrence in blocks asks.
 
    Left to the solver, the choice is partial for single-vector steps with STSHIFT on a sparse (non-dense)
-   matrix, and full otherwise: block steps need full; other STs' products are solves and their steps few;
+   matrix, and full otherwise: for block steps full costs little beside their block products; other STs' products are solves and their steps few;
    a dense matrix's product reads n^2 entries, against which a full pass over the basis costs little. On a GPU partial
    took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph, with the same products
    (docs/tuning.md).
@@ -660,7 +661,7 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
    The basis then needs ncv >= nev + b; when ncv is left to the solver it is at least nev + 16b: a
    restarted block space is only as deep as its blocks per cycle, and with few of them it needs several
    times the operator applications of single-vector steps.
-   Block steps need full reorthogonalization and the thick-restart variant; the basis does not grow
+   Block steps need the thick-restart variant and full or partial reorthogonalization; the basis does not grow
    (EPSCUDALanczosSetNcvMax()). A problem too small for ncv + b columns is solved with single-vector
    steps, which -eps_view reports.
 

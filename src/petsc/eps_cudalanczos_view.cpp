@@ -30,7 +30,7 @@ PetscErrorCode ViewReorthog(EPS eps, PetscViewer viewer)
   else if (eps->state >= EPS_STATE_SETUP)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[plan.reorthog_eff],
                                      plan.reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
-                                     : plan.block_eff > 1                                   ? "block steps need it"
+                                     : plan.block_eff > 1                                   ? "block steps; partial on request"
                                      : eps->isgeneralized                                   ? "a generalized problem: each product is a solve"
                                      : plan.reorthog_dense                                  ? "a dense matrix, whose product costs more than a full pass"
                                                                                             : "an ST other than STSHIFT"));

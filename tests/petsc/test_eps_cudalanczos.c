@@ -259,7 +259,7 @@ int main(int argc, char **argv)
     } cases[] = {
       {"reorthogonalization left to the solver: partial for single-vector steps with STSHIFT", 0, EPS_CUDALANCZOS_REORTHOG_PARTIAL,
        "reorthogonalization: partial (chosen: single-vector steps", PETSC_FALSE},
-      {"reorthogonalization left to the solver: full with block steps", 1, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: block steps need it)", PETSC_TRUE},
+      {"reorthogonalization left to the solver: full with block steps", 1, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: block steps; partial on request)", PETSC_TRUE},
       {"reorthogonalization left to the solver: full with STSINVERT", 2, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full (chosen: an ST other than STSHIFT)", PETSC_TRUE},
       {"reorthogonalization of the thesis variant: none", 3, EPS_CUDALANCZOS_REORTHOG_NONE, "reorthogonalization: none", PETSC_TRUE},
       {"reorthogonalization set to full by the user: full, not 'chosen'", 4, EPS_CUDALANCZOS_REORTHOG_FULL, "reorthogonalization: full", PETSC_TRUE},
