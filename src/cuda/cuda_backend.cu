@@ -621,6 +621,10 @@ public:
     check_range(c, b);
     ScopedDevice guard(device_);
     if (n_ == 0) return;
+    if (b <= kernels::kTransformColumns) { // a block step's: in place, in one launch
+      kernels::transform_columns(n_, b, col(c), ldv_, M, ldm, stream_.get());
+      return;
+    }
     stage_block(M, b, ldm, b); // M, packed b x b, to block_coef_
     // As rotate(): row block by row block through rotate's workspace (rotate_rows_ x ncols_ >= rows x b),
     // W = V[r, c:c+b] M, then V[r, c:c+b] = W.

@@ -164,6 +164,14 @@ void scale(index_t n, double alpha, Scalar *v, cudaStream_t stream);
 /// y = V coef (V n x k, stride ldv; coef a device array of k); y = 0 when k = 0. y outside V.
 void combine(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *coef, Scalar *y, cudaStream_t stream);
 
+/// The most columns transform_columns takes (a block step's b; SVQB's transform of the block).
+inline constexpr int kTransformColumns = 8;
+
+/// V[:, 0:b] = V[:, 0:b] M in place, 1 <= b <= kTransformColumns, M b x b column-major (leading dimension
+/// ldm) in host memory: each row's b entries read once and written once, in one launch (a gemm into a
+/// workspace and a copy back take two launches per row block of the workspace).
+void transform_columns(index_t n, int b, Scalar *V, index_t ldv, const Scalar *M, int ldm, cudaStream_t stream);
+
 /// Output columns per thread of rotate, and the most output columns it takes: every column group of a
 /// row reads all of Q for its rows, which beyond 4 groups costs more than cuBLAS's dgemm and copy back
 /// (docs/tuning.md#cuda-restart-rotation-at-most-32-columns).

@@ -1662,43 +1662,47 @@ TEST_F(DeviceOperators, FilteredApplyIsEquivalentToRef)
 
 TEST_F(DeviceOperators, LongBlockOperationsAreEquivalentToRef)
 {
-  // 200 columns of 50001 rows: rotate's workspace holds 2^23 / 200 = 41943 rows, so transform_block runs
-  // in two row blocks; project_block's gemms reduce over 50001 rows.
-  const index_t n = 50001;
-  const int ncols = 200, col = 191, b = 8, ldm = 9;
-  const auto identity = [n](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); };
-  BackendConfig config;
-  config.local_size = config.global_size = n;
-  auto cuda = make_cuda_backend(config, nullptr, identity);
-  HostBackend host(n, n, 0, identity);
-  cuda->resize_basis(ncols);
-  host.resize_basis(ncols);
-  for (int j = col - 1; j <= col + b; ++j) {
-    host.set_random(j, 600 + j);
-    cuda->set_random(j, 600 + j);
-  }
-  std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(b + 2));
-  for (int j = 0; j < b + 2; ++j) c[j].assign(host.column(col - 1 + j), host.column(col - 1 + j) + n);
-  const int k = 1, ld = k + b;
-  std::vector<Scalar> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
-  host.project_block(col - 1, k, col, b, ref.data());
-  cuda->project_block(col - 1, k, col, b, got.data());
-  for (int j = 0; j < b; ++j)
-    for (int i = 0; i < ld; ++i)
-      ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 2 * ulps * (n + 1) * eps * dot_abs(c[i], c[j + 1]))
-          << "projection entry (" << i << ", " << j << ")";
-  const std::vector<Scalar> M = random_vector(static_cast<std::size_t>(ldm * b), 8500);
-  host.transform_block(col, b, M.data(), ldm);
-  cuda->transform_block(col, b, M.data(), ldm);
-  std::vector<Scalar> v(static_cast<std::size_t>(n));
-  for (int j = -1; j <= b; ++j) {
-    cuda->get_column(col + j, v.data());
-    const Scalar *r = host.column(col + j);
-    for (index_t i = 0; i < n; ++i) {
-      double tol = 0; // the columns beside the block are untouched: exact
-      if (j >= 0 && j < b)
-        for (int l = 0; l < b; ++l) tol += ulps * (b + 1) * eps * std::abs(M[l + j * ldm] * c[l + 1][i]);
-      ASSERT_LE(std::abs(v[i] - r[i]), tol) << "column " << col + j << " row " << i;
+  // 200 columns of 50001 rows: project_block's gemms reduce over 50001 rows; transform_block takes a block
+  // of 8 in place in one launch (kernels::transform_columns), and one of 12 through rotate's workspace, which
+  // holds 2^23 / 200 = 41943 rows: two row blocks.
+  for (const auto &[col, b] : {std::pair{191, 8}, std::pair{187, 12}}) {
+    SCOPED_TRACE("block of " + std::to_string(b));
+    const index_t n = 50001;
+    const int ncols = 200, ldm = b + 1;
+    const auto identity = [n](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); };
+    BackendConfig config;
+    config.local_size = config.global_size = n;
+    auto cuda = make_cuda_backend(config, nullptr, identity);
+    HostBackend host(n, n, 0, identity);
+    cuda->resize_basis(ncols);
+    host.resize_basis(ncols);
+    for (int j = col - 1; j <= col + b; ++j) {
+      host.set_random(j, 600 + j);
+      cuda->set_random(j, 600 + j);
+    }
+    std::vector<std::vector<Scalar>> c(static_cast<std::size_t>(b + 2));
+    for (int j = 0; j < b + 2; ++j) c[j].assign(host.column(col - 1 + j), host.column(col - 1 + j) + n);
+    const int k = 1, ld = k + b;
+    std::vector<Scalar> ref(static_cast<std::size_t>(ld * b)), got(ref.size(), nan);
+    host.project_block(col - 1, k, col, b, ref.data());
+    cuda->project_block(col - 1, k, col, b, got.data());
+    for (int j = 0; j < b; ++j)
+      for (int i = 0; i < ld; ++i)
+        ASSERT_LE(std::abs(got[i + j * ld] - ref[i + j * ld]), 2 * ulps * (n + 1) * eps * dot_abs(c[i], c[j + 1]))
+            << "projection entry (" << i << ", " << j << ")";
+    const std::vector<Scalar> M = random_vector(static_cast<std::size_t>(ldm * b), 8500);
+    host.transform_block(col, b, M.data(), ldm);
+    cuda->transform_block(col, b, M.data(), ldm);
+    std::vector<Scalar> v(static_cast<std::size_t>(n));
+    for (int j = -1; j <= b; ++j) {
+      cuda->get_column(col + j, v.data());
+      const Scalar *r = host.column(col + j);
+      for (index_t i = 0; i < n; ++i) {
+        double tol = 0; // the columns beside the block are untouched: exact
+        if (j >= 0 && j < b)
+          for (int l = 0; l < b; ++l) tol += ulps * (b + 1) * eps * std::abs(M[l + j * ldm] * c[l + 1][i]);
+        ASSERT_LE(std::abs(v[i] - r[i]), tol) << "column " << col + j << " row " << i;
+      }
     }
   }
 }

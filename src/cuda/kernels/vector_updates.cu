@@ -6,6 +6,8 @@
 #include "cuda/kernels/combine_columns.cuh"
 #include "cuda/kernels/launch.cuh"
 
+#include <string>
+
 namespace cudalanczos::cuda::kernels {
 namespace {
 using namespace detail;
@@ -45,7 +47,61 @@ __global__ void __launch_bounds__(kThreads) set_random_kernel(index_t n, std::ui
     v[i] = from_real(random_entry(seed, offset + i));
 }
 
+// The b x b matrix of transform_columns, passed by value (at most 1 KiB of kernel parameters).
+struct SmallMatrix {
+  DScalar m[kTransformColumns * kTransformColumns];
+};
+
+// Row i: x = V[i, 0:B], V[i, q] = sum_l x[l] M[l, q], l in order (the host reference's order).
+template <int B>
+__global__ void __launch_bounds__(kThreads) transform_columns_kernel(index_t n, DScalar *__restrict__ V, index_t ldv, SmallMatrix M)
+{
+  const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    DScalar x[B];
+#pragma unroll
+    for (int l = 0; l < B; ++l) x[l] = V[i + l * ldv];
+#pragma unroll
+    for (int q = 0; q < B; ++q) {
+      DScalar y{};
+#pragma unroll
+      for (int l = 0; l < B; ++l) y = mul_add(x[l], M.m[l + q * B], y);
+      V[i + q * ldv] = y;
+    }
+  }
+}
+
+template <int B>
+void launch_transform(index_t n, DScalar *V, index_t ldv, const SmallMatrix &M, cudaStream_t stream)
+{
+  transform_columns_kernel<B><<<grid_for(n), kThreads, 0, stream>>>(n, V, ldv, M);
+}
+
 } // namespace
+
+void transform_columns(index_t n, int b, Scalar *V, index_t ldv, const Scalar *M, int ldm, cudaStream_t stream)
+{
+  if (b < 1 || b > kTransformColumns || ldm < b)
+    throw Error("transform_columns: need 1 <= b <= " + std::to_string(kTransformColumns) + " and ldm >= b (b = " + std::to_string(b) +
+                ", ldm = " + std::to_string(ldm) + ")");
+  check_matrix("transform_columns", n, b, ldv);
+  if (n == 0) return;
+  SmallMatrix m{};
+  for (int q = 0; q < b; ++q)
+    for (int l = 0; l < b; ++l) m.m[l + q * b] = dev_value(M[l + static_cast<std::size_t>(q) * ldm]);
+  DScalar *const v = dev(V);
+  switch (b) {
+  case 1: launch_transform<1>(n, v, ldv, m, stream); break;
+  case 2: launch_transform<2>(n, v, ldv, m, stream); break;
+  case 3: launch_transform<3>(n, v, ldv, m, stream); break;
+  case 4: launch_transform<4>(n, v, ldv, m, stream); break;
+  case 5: launch_transform<5>(n, v, ldv, m, stream); break;
+  case 6: launch_transform<6>(n, v, ldv, m, stream); break;
+  case 7: launch_transform<7>(n, v, ldv, m, stream); break;
+  default: launch_transform<8>(n, v, ldv, m, stream); break;
+  }
+  CUDALANCZOS_CHECK_LAUNCH();
+}
 
 void scale(index_t n, double alpha, Scalar *v, cudaStream_t stream)
 {
