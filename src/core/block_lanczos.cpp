@@ -119,7 +119,7 @@ private:
     const int window = partial ? k - std::max(t_.top, k - 2 * B) : from_operator && k > 2 * B ? 2 * B : 0;
     first_pass(k, col, window, C, G, before);
     double scale = *std::max_element(before.begin(), before.end());
-    if (partial) scale = t_.top > 0 ? range_pass(0, t_.top, k, col, C, G) : largest_diagonal(G);
+    if (partial) scale = t_.top > 0 ? kept_passes(k, col, C, G) : largest_diagonal(G);
     else if (!partial && k > 0) scale = full_passes(k, col, window, P, C, G);
     if (from_operator && !partial) force_full_ = false; // the full step Simon's rule asked for
     // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
@@ -199,6 +199,24 @@ private:
     }
     double scale = 0;
     for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[k + j + static_cast<std::size_t>(j) * ld]));
+    return scale;
+  }
+
+  // A partial step's pass over the kept and locked columns 0..top-1, repeated where it took a column below
+  // half its squared length (DGKS, as full_passes): a block drifting into the span of locked copies of a
+  // multiple eigenvalue loses most of its length there, and one classical pass would leave it carrying
+  // their rounding-level components, magnified. Returns the largest squared column length the last pass met.
+  double kept_passes(int k, int col, Matrix &C, Matrix &G)
+  {
+    double scale = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<double> entering(B_);
+      for (int j = 0; j < B_; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B_]);
+      scale = range_pass(0, t_.top, k, col, C, G);
+      bool lost = false;
+      for (int j = 0; j < B_; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B_]) < 0.5 * entering[j];
+      if (!lost) break;
+    }
     return scale;
   }
 
