@@ -520,24 +520,6 @@ private:
     }
   }
 
-  // After partial steps: the columns 0..k-1 made orthonormal by two classical Gram-Schmidt passes in
-  // order (their loss of orthogonality, about omega_limit, would otherwise stay in the kept and
-  // returned vectors). Each moves by about omega_limit.
-  void orthonormalize_columns(int k)
-  {
-    std::vector<Scalar> h;
-    for (int j = 0; j < k; ++j) {
-      double nrm2 = 0;
-      for (int pass = 0; pass < 2; ++pass) {
-        h.assign(static_cast<std::size_t>(j) + 1, Scalar(0));
-        b_.project(0, j, j, h.data());
-        nrm2 = b_.subtract(0, j, h.data(), j);
-        reductions_ += 2;
-      }
-      if (nrm2 > 0) b_.scale(j, 1.0 / std::sqrt(nrm2));
-    }
-  }
-
   // ---------------------------------------------------------------------------------------------
   // The thick-restart loop of the single-vector driver (driver/thick_restart.cpp) with block steps: a
   // cycle extends the basis from the kept columns by whole blocks up to m columns, the active block of
@@ -708,7 +690,7 @@ private:
     r.eigenvalues.assign(t_.theta_all.begin(), t_.theta_all.begin() + kcols);
     r.errors.assign(t_.err_all.begin(), t_.err_all.begin() + kcols);
     sort_converged(b_, r, [&](double value) { return badness(s_, c_.eigenvalue(value)); });
-    if (partial_steps_ > 0 && !restarted_full_) orthonormalize_columns(kcols);
+    if (partial_steps_ > 0 && !restarted_full_) orthonormalize_in_order(b_, kcols, reductions_); // partial's loss taken out
     return r;
   }
 

@@ -100,6 +100,21 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
   return bound;
 }
 
+void orthonormalize_in_order(Backend &b, int k, long &reductions)
+{
+  std::vector<Scalar> h;
+  for (int j = 0; j < k; ++j) {
+    double nrm2 = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      h.assign(static_cast<std::size_t>(j) + 1, Scalar(0));
+      b.project(0, j, j, h.data());
+      nrm2 = b.subtract(0, j, h.data(), j);
+      reductions += 2;
+    }
+    if (nrm2 > 0) b.scale(j, 1.0 / std::sqrt(nrm2));
+  }
+}
+
 double orthogonality(Backend &b, int k)
 {
   double worst = 0;

@@ -204,6 +204,11 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 
+/// Columns 0..k-1 made orthonormal in order by two classical Gram-Schmidt passes each: what partial
+/// reorthogonalization left of their loss of orthogonality (about omega_limit) is taken out, each column
+/// moving by about that much. Adds its reductions (4 a column) to `reductions`.
+void orthonormalize_in_order(Backend &b, int k, long &reductions);
+
 /// r's counts (iterations, products by part, reductions, passes, checks) added to sum's: a run that
 /// continued another (solve's second run after the residual check, an interval solve's chunks).
 void add_counts(Result &sum, const Result &r);

@@ -125,17 +125,7 @@ void Driver::reorthogonalize_restart_column(int col)
 void Driver::orthonormalize_returned(int k)
 {
   if (s_.reorthogonalization != Reorthogonalization::Partial || restarted_full_ || m_ >= n_) return;
-  std::vector<Scalar> h;
-  for (int j = 0; j < k; ++j) {
-    double nrm2 = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-      h.assign(static_cast<std::size_t>(j) + 1, Scalar(0));
-      b_.project(0, j, j, h.data());
-      nrm2 = b_.subtract(0, j, h.data(), j);
-      reductions_ += 2;
-    }
-    if (nrm2 > 0) b_.scale(j, 1.0 / std::sqrt(nrm2));
-  }
+  orthonormalize_in_order(b_, k, reductions_);
 }
 
 } // namespace cudalanczos::detail
