@@ -52,7 +52,7 @@ for case in $cases; do
     done
   done
   if [ -z "${NO_CUPY:-}" ] && python3 -c 'import cupy' 2>/dev/null; then
-    timeout 150 python3 "$here/peers.py" --solver eigsh --case "$case" --dir "$mats" --ks "$(echo $ks | tr ' ' ,)" >"$out/logs/cupy-$case.log" 2>&1
+    timeout 150 python3 "$here/peers.py" --solver eigsh --case "$case" --dir "$mats" --ks "$(echo "$ks" | tr ' ' ,)" >"$out/logs/cupy-$case.log" 2>&1
     grep '^{' "$out/logs/cupy-$case.log" | sed "s/^{/{\"run\":\"cupy-eigsh-$case\",/" >>"$jsonl"
   fi
 done
