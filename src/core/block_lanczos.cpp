@@ -479,7 +479,7 @@ private:
   RitzPairs ritz_pairs(int locked, int e)
   {
     RitzPairs rp = projected_pairs(locked, e);
-    if (partial_floor()) apply_partial_floor(rp);
+    if (partial_floor() && raise_to_partial_floor(s_, c_, rp, std::min(s_.nev - t_.locked, rp.na / 2), anorm_)) partial_blocked_ = true;
     return rp;
   }
 
@@ -502,23 +502,12 @@ private:
     });
   }
 
-  // Partial reorthogonalization leaves the basis orthogonal to about omega_limit, and the Ritz vectors'
-  // residuals good to about omega_limit ||A|| (driver/thick_restart.cpp, leading_converged): no residual
-  // bound below 16 omega_limit ||A||. A wanted position the floor keeps from tol (a value tiny against
-  // ||A||) turns partial reorthogonalization off for the rest of the solve (partial_blocked_).
+  // Partial reorthogonalization leaves the Ritz vectors' residuals good to about omega_limit ||A||
+  // (raise_to_partial_floor); a wanted position that floor keeps from tol turns it off for the rest of
+  // the solve (partial_blocked_).
   bool partial_floor() const { return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_; }
 
-  void apply_partial_floor(RitzPairs &rp)
-  {
-    const double floor = 16 * omega_limit * anorm_;
-    const int wanted_positions = std::min(s_.nev - t_.locked, rp.na / 2);
-    for (int q = 0; q < rp.na; ++q) {
-      const double value = rp.w[rp.order[q]] - s_.shift;
-      if (q < wanted_positions && !(c_.error(value, floor) < s_.tol)) partial_blocked_ = true;
-      rp.res[q] = std::max(rp.res[q], floor);
-      rp.err[q] = c_.error(value, rp.res[q]);
-    }
-  }
+
 
   // ---------------------------------------------------------------------------------------------
   // The thick-restart loop of the single-vector driver (driver/thick_restart.cpp) with block steps: a

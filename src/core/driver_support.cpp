@@ -100,6 +100,19 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
   return bound;
 }
 
+bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp, int wanted_positions, double anorm)
+{
+  const double floor = 16 * omega_limit * anorm;
+  for (int q = 0; q < rp.na; ++q) {
+    const double value = rp.w[rp.order[q]] - s.shift;
+    const bool out_of_reach = q < wanted_positions && c.error(value, floor) >= s.tol;
+    rp.res[q] = std::max(rp.res[q], floor);
+    rp.err[q] = c.error(value, rp.res[q]);
+    if (out_of_reach) return true;
+  }
+  return false;
+}
+
 void orthonormalize_in_order(Backend &b, int k, long &reductions)
 {
   std::vector<Scalar> h;

@@ -204,6 +204,13 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(Backend &b, int k);
 
+/// With a semi-orthogonal basis (partial reorthogonalization) the true residual of a Ritz pair is only
+/// known down to about omega_limit ||A||: each pair's residual is raised to 16 omega_limit ||A|| and its
+/// error with it, in the order of `which`. Returns true at the first of the leading `wanted_positions` whose
+/// value is so small against ||A|| that the floor itself misses tol, after raising that one and leaving the
+/// rest as they were: the caller then gives partial reorthogonalization up.
+bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp, int wanted_positions, double anorm);
+
 /// Columns 0..k-1 made orthonormal in order by two classical Gram-Schmidt passes each: what partial
 /// reorthogonalization left of their loss of orthogonality (about omega_limit) is taken out, each column
 /// moving by about that much. Adds its reductions (4 a column) to `reductions`.

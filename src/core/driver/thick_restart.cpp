@@ -124,21 +124,10 @@ RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
 // which no wanted pair is.
 int Driver::leading_converged(RitzPairs &rp)
 {
-  int newconv = 0;
-  bool leading = true;
   const int wanted_positions = std::min(s_.nev - t_.locked, rp.na / 2);
-  for (int q = 0; q < rp.na; ++q) {
-    const int i = rp.order[q];
-    if (partial_active()) {
-      const double floor = 16 * omega_limit * anorm_;
-      const bool out_of_reach = q < wanted_positions && c_.error(rp.w[i] - s_.shift, floor) >= s_.tol;
-      if (out_of_reach) partial_blocked_ = true;
-      rp.res[q] = std::max(rp.res[q], floor);
-      rp.err[q] = c_.error(rp.w[i] - s_.shift, rp.res[q]);
-    }
-    if (leading && rp.err[q] < s_.tol) ++newconv;
-    else leading = false;
-  }
+  if (partial_active() && raise_to_partial_floor(s_, c_, rp, wanted_positions, anorm_)) partial_blocked_ = true;
+  int newconv = 0;
+  while (newconv < rp.na && rp.err[newconv] < s_.tol) ++newconv;
   return newconv;
 }
 
