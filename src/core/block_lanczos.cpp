@@ -119,8 +119,8 @@ private:
     const int window = partial ? k - std::max(t_.top, k - 2 * B) : from_operator && k > 2 * B ? 2 * B : 0;
     first_pass(k, col, window, C, G, before);
     double scale = *std::max_element(before.begin(), before.end());
-    if (partial) scale = t_.top > 0 ? kept_passes(k, col, C, G) : largest_diagonal(G);
-    else if (!partial && k > 0) scale = full_passes(k, col, window, P, C, G);
+    if (partial) scale = t_.top > 0 ? dgks_passes(t_.top, k, col, 2, C, G) : largest_diagonal(G);
+    else if (k > 0) scale = dgks_passes(k, k, col, window ? 2 : 1, C, G);
     if (from_operator && !partial) force_full_ = false; // the full step Simon's rule asked for
     // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
     // as in the single-vector step; for a block of random vectors, relative to their length.
@@ -179,40 +179,20 @@ private:
     gram_after(Pw, kw, G);
   }
 
-  // A full pass over columns 0..k-1 (P: its projections); after a window it is repeated where it took a
-  // column below half its squared length. Returns the largest squared column length the last pass met.
-  double full_passes(int k, int col, int window, Matrix &P, Matrix &C, Matrix &G)
-  {
-    const int B = B_, ld = k + B;
-    for (int pass = 0; pass < (window ? 2 : 1); ++pass) {
-      std::vector<double> entering(B);
-      for (int j = 0; j < B; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B]);
-      b_.project_block(0, k, col, B, P.data());
-      ++reductions_;
-      b_.update_block(0, k, P.data(), ld, col, B);
-      accumulate(P, k, C, 0, k);
-      gram_after(P, k, G);
-      ++full_passes_;
-      bool lost = false;
-      for (int j = 0; j < B; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B]) < 0.5 * entering[j];
-      if (!lost) break;
-    }
-    double scale = 0;
-    for (int j = 0; j < B; ++j) scale = std::max(scale, real_part(P[k + j + static_cast<std::size_t>(j) * ld]));
-    return scale;
-  }
-
-  // A partial step's pass over the kept and locked columns 0..top-1, repeated where it took a column below
-  // half its squared length (DGKS, as full_passes): a block drifting into the span of locked copies of a
-  // multiple eigenvalue loses most of its length there, and one classical pass would leave it carrying
-  // their rounding-level components, magnified. Returns the largest squared column length the last pass met.
-  double kept_passes(int k, int col, Matrix &C, Matrix &G)
+  // Passes over columns 0..count-1 (C has leading dimension k), at most `passes`, repeated only where the
+  // last took a column below half its squared length (DGKS). Full steps pass over the whole basis, twice
+  // at most after a window; a partial step's pass over its kept and locked columns may be repeated too: a
+  // block drifting into the span of locked copies of a multiple eigenvalue loses most of its length there,
+  // and one classical pass would leave it carrying their rounding-level components, magnified. Returns the
+  // largest squared column length the last pass met.
+  double dgks_passes(int count, int k, int col, int passes, Matrix &C, Matrix &G)
   {
     double scale = 0;
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < passes; ++pass) {
       std::vector<double> entering(B_);
       for (int j = 0; j < B_; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B_]);
-      scale = range_pass(0, t_.top, k, col, C, G);
+      scale = range_pass(0, count, k, col, C, G);
+      if (count == k) ++full_passes_;
       bool lost = false;
       for (int j = 0; j < B_; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B_]) < 0.5 * entering[j];
       if (!lost) break;
@@ -220,9 +200,8 @@ private:
     return scale;
   }
 
-  // One pass over columns first..first+count-1 (the kept ones of a partial step), after the window's:
-  // C (leading dimension ldc) gains its projections, G becomes the Gram matrix after it. Returns the
-  // largest squared column length it met.
+  // One pass over columns first..first+count-1: C (leading dimension ldc) gains its projections, G becomes
+  // the Gram matrix after it. Returns the largest squared column length it met.
   double range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G)
   {
     const int B = B_, ld = count + B;
@@ -507,8 +486,6 @@ private:
   // the solve (partial_blocked_).
   bool partial_floor() const { return s_.reorthogonalization == Reorthogonalization::Partial && !partial_blocked_; }
 
-
-
   // ---------------------------------------------------------------------------------------------
   // The thick-restart loop of the single-vector driver (driver/thick_restart.cpp) with block steps: a
   // cycle extends the basis from the kept columns by whole blocks up to m columns, the active block of
@@ -648,11 +625,7 @@ private:
   void start_over_with_full_reorthogonalization(const RitzPairs &rp, int e)
   {
     restarted_full_ = true;
-    const int locked = t_.locked, na = rp.na;
-    std::vector<Scalar> coef(static_cast<std::size_t>(e), Scalar(0));
-    for (int i = 0; i < locked; ++i) coef[i] = 1.0;
-    for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
-      for (int i = 0; i < na; ++i) coef[locked + i] += rp.Y[i + static_cast<std::size_t>(rp.order[q]) * na];
+    const std::vector<Scalar> coef = sum_of_best_vectors(rp, t_.locked, s_.nev, e);
     b_.combine(0, e, coef.data(), e); // column e, the residual block's first, is free now
     b_.copy_column(e, 0);
     std::fill(H_.begin(), H_.end(), Scalar(0));

@@ -31,23 +31,19 @@ void BlockOmegaRecurrence::begin_segment(int top)
   top_ = top;
   cur_.assign(static_cast<std::size_t>(rows_) * b_, Scalar(eps));
   prev_ = cur_;
-  worst_ = 0;
 }
 
 void BlockOmegaRecurrence::after_full(int w)
 {
-  if (cur_.empty()) begin_segment(top_);
   prev_.swap(cur_);
   std::fill(cur_.begin(), cur_.end(), Scalar(eps));
   make_identity_at(cur_, w);
-  worst_ = 0;
 }
 
 bool BlockOmegaRecurrence::step(const Scalar *H, int ldh, int c, const Scalar *C, int ldc, const Scalar *M, double anorm)
 {
   const int b = b_, w = c + b, lo = std::max(top_, c - b);
   const auto h = [&](int i, int k) { return H[i + static_cast<std::size_t>(k) * ldh]; };
-  if (cur_.empty()) begin_segment(top_);
   next_.assign(static_cast<std::size_t>(rows_) * b, Scalar(eps));
   // The rounding of this step in column q of the new block: eps ||A|| times the growth 1 / sqrt(L_q)
   // that SVQB applies to it, over the b columns it mixes.
@@ -58,7 +54,7 @@ bool BlockOmegaRecurrence::step(const Scalar *H, int ldh, int c, const Scalar *C
     noise[q] = 2 * eps * anorm * std::sqrt(m2 * b);
   }
   std::vector<Scalar> x(b);
-  worst_ = 0;
+  double worst = 0;
   for (int i = top_; i < lo; ++i) {
     // x = v_i^H W: (A v_i)^H Q_c (A v_i from column i of H: its band, and where a fresh column replaced a
     // dead direction, that column's couplings to every earlier one) minus what the window pass
@@ -74,7 +70,7 @@ bool BlockOmegaRecurrence::step(const Scalar *H, int ldh, int c, const Scalar *C
       Scalar t = 0;
       for (int p = 0; p < b; ++p) t += x[p] * M[p + static_cast<std::size_t>(q) * b];
       at(next_, i, q) = grown(t, noise[q]);
-      worst_ = std::max(worst_, std::abs(at(next_, i, q)));
+      worst = std::max(worst, std::abs(at(next_, i, q)));
     }
   }
   for (int i = lo; i < w; ++i) // one local Gram-Schmidt pass against the window
@@ -82,7 +78,7 @@ bool BlockOmegaRecurrence::step(const Scalar *H, int ldh, int c, const Scalar *C
   make_identity_at(next_, w);
   prev_.swap(cur_);
   cur_.swap(next_);
-  return worst_ > omega_limit;
+  return worst > omega_limit;
 }
 
 } // namespace cudalanczos::detail

@@ -15,7 +15,7 @@ namespace cudalanczos::detail {
 class BlockOmegaRecurrence {
 public:
   /// `rows`: the most basis columns a cycle may have (with the residual block); `b`: the block size.
-  BlockOmegaRecurrence(int rows, int b) : rows_(rows), b_(b) {}
+  BlockOmegaRecurrence(int rows, int b) : rows_(rows), b_(b) { begin_segment(0); }
 
   /// A segment of block steps begins at column `top` (after a start or a restart): the columns before
   /// it are orthogonalized against explicitly at every step, so only columns top.. are estimated.
@@ -33,9 +33,6 @@ public:
   /// product starts from a block that was not orthogonal).
   bool step(const Scalar *H, int ldh, int c, const Scalar *C, int ldc, const Scalar *M, double anorm);
 
-  /// The largest estimate the last step left outside its window.
-  double worst() const { return worst_; }
-
 private:
   Scalar &at(std::vector<Scalar> &v, int i, int q) const { return v[i + static_cast<std::size_t>(q) * rows_]; }
   Scalar at(const std::vector<Scalar> &v, int i, int q) const { return v[i + static_cast<std::size_t>(q) * rows_]; }
@@ -44,7 +41,6 @@ private:
   int rows_, b_;
   int top_ = 0;
   std::vector<Scalar> cur_, prev_, next_; // V^H Q_j, V^H Q_{j-1}, and the step's work: rows_ x b_ each
-  double worst_ = 0;
 };
 
 } // namespace cudalanczos::detail

@@ -113,6 +113,16 @@ bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp
   return false;
 }
 
+std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev, int columns)
+{
+  const int na = rp.na;
+  std::vector<Scalar> coef(static_cast<std::size_t>(columns), Scalar(0));
+  for (int i = 0; i < locked; ++i) coef[i] = 1.0;
+  for (int q = 0; q < std::min(na, nev - locked); ++q)
+    for (int i = 0; i < na; ++i) coef[locked + i] += rp.Y[i + static_cast<std::size_t>(rp.order[q]) * na];
+  return coef;
+}
+
 void orthonormalize_in_order(Backend &b, int k, long &reductions)
 {
   std::vector<Scalar> h;

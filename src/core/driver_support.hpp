@@ -211,6 +211,11 @@ double orthogonality(Backend &b, int k);
 /// rest as they were: the caller then gives partial reorthogonalization up.
 bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp, int wanted_positions, double anorm);
 
+/// The coefficients over basis columns 0..columns-1 of the sum of the `locked` locked vectors and the best
+/// nev - locked Ritz vectors of the active block (rp, from column `locked`): a start vector that keeps most
+/// of a solve's progress when it starts over.
+std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev, int columns);
+
 /// Columns 0..k-1 made orthonormal in order by two classical Gram-Schmidt passes each: what partial
 /// reorthogonalization left of their loss of orthogonality (about omega_limit) is taken out, each column
 /// moving by about that much. Adds its reductions (4 a column) to `reductions`.

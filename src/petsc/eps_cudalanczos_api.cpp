@@ -106,8 +106,9 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
    over the last two blocks and the kept vectors, and over the rest where Simon's recurrence in blocks asks.
 
    Left to the solver, the choice is partial for single-vector steps with STSHIFT on a sparse (non-dense)
-   matrix, and full otherwise: for block steps full costs little beside their block products; other STs' products are solves and their steps few;
-   a dense matrix's product reads n^2 entries, against which a full pass over the basis costs little. On a GPU partial
+   matrix, and full otherwise: block steps take partial only when asked (it took 0.85-1.05 of full's time
+   on sparse matrices); other STs' products are solves and their steps few; a dense matrix's product reads
+   n^2 entries, against which a full pass over the basis costs little. On a GPU partial
    took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph, with the same products
    (docs/tuning.md).
    EPSCUDALanczosGetReorthog() returns the choice in effect (after EPSSetUp()). The thesis variant

@@ -137,11 +137,7 @@ int Driver::leading_converged(RitzPairs &rp)
 void Driver::start_over_with_full_reorthogonalization(const RitzPairs &rp, int mc)
 {
   restarted_full_ = true;
-  const int locked = t_.locked, na = rp.na;
-  std::vector<Scalar> coef(mc, Scalar(0));
-  for (int i = 0; i < locked; ++i) coef[i] = 1.0;
-  for (int q = 0; q < std::min(na, s_.nev - locked); ++q)
-    for (int ii = 0; ii < na; ++ii) coef[locked + ii] += rp.Y[ii + static_cast<std::size_t>(rp.order[q]) * na];
+  const std::vector<Scalar> coef = sum_of_best_vectors(rp, t_.locked, s_.nev, mc);
   b_.combine(0, mc, coef.data(), m_ + 1);
   b_.copy_column(m_ + 1, 0);
   const double nrm2 = squared_norm(b_, 0);
