@@ -113,7 +113,6 @@ void Backend::check_partial_reach(const char *who, int first, int reach)
 
 void Backend::reference_steps(int first, int last, int reach, double anorm, StepRecord *records)
 {
-  constexpr double eps = std::numeric_limits<double>::epsilon();
   std::vector<Scalar> g(3), h, h2;
   for (int j = first; j < last; ++j) {
     StepRecord &r = records[j - first];
@@ -133,18 +132,18 @@ void Backend::reference_steps(int first, int last, int reach, double anorm, Step
     // alpha_j = v_j^H A v_j is real for a Hermitian operator: the imaginary parts are rounding.
     r.alpha = real_part(g[kl - 1]) + (j < k ? real_part(h[j]) : 0.0);
     bool lost = false;
-    r.second_pass = after1 < kDgksEta2 * mid;
+    r.second_pass = step_rule::lost_too_much(after1, mid);
     if (r.second_pass) {
       h2.assign(k + 1, Scalar(0));
       project(0, k, w, h2.data());
       after = subtract(0, k, h2.data(), w);
       if (j < k) r.alpha += real_part(h2[j]);
-      lost = after < kDgksEta2 * after1;
+      lost = step_rule::lost_too_much(after, after1);
     }
     anorm = std::max({anorm, std::sqrt(r.norm_before), std::abs(r.alpha)});
     r.anorm = anorm;
     r.beta = std::sqrt(after);
-    r.breakdown = lost || r.beta <= 16 * eps * anorm * std::sqrt(static_cast<double>(j + 2));
+    r.breakdown = step_rule::is_breakdown(lost, r.beta, anorm, j);
     if (r.breakdown) r.beta = 0;
     scale(w, r.breakdown ? 0.0 : 1.0 / r.beta);
   }

@@ -32,6 +32,7 @@
 #pragma once
 
 #include "core/scalar.hpp"
+#include "core/step_rule.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -70,8 +71,7 @@ struct StepRecord {
   bool second_pass = false; ///< DGKS asked for a second pass over the whole basis
 };
 
-/// DGKS: one more Gram-Schmidt pass when ||w||^2 dropped below this fraction of what it was.
-inline constexpr double kDgksEta2 = 0.5;
+using step_rule::kDgksEta2;
 
 /// The largest |e| of Backend::set_operator_scale: 2^e x stays finite for |x| <= 2^23 (a unit vector's
 /// entries are at most 1), and 2^-e is a normal number.

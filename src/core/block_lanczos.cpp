@@ -126,7 +126,7 @@ private:
     // as in the single-vector step; for a block of random vectors, relative to their length.
     if (from_operator)
       for (double x : before) anorm_ = std::max(anorm_, std::sqrt(x));
-    const double floor = from_operator ? 16 * eps * anorm_ * std::sqrt(static_cast<double>(ld + 1))
+    const double floor = from_operator ? step_rule::breakdown_floor(anorm_, ld + 1)
                                        : eps * std::sqrt(scale * ld);
     std::vector<char> dead(B, 0);
     Matrix M;

@@ -148,8 +148,8 @@ public:
     h2_ = DeviceBuffer<Scalar>(nc + 1, "second-pass coefficients");
     window_ = DeviceBuffer<Scalar>(3, "three-term window coefficients");
     after_ = DeviceBuffer<double>(3, "norms after each pass");
-    records_ = DeviceBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records");
-    host_records_ = PinnedBuffer<double>((nc + 1) * kernels::kStepRecordDoubles, "step records (host)");
+    records_ = DeviceBuffer<kernels::DeviceStepRecord>(nc + 1, "step records");
+    host_records_ = PinnedBuffer<kernels::DeviceStepRecord>(nc + 1, "step records (host)");
     rotate_rows_ = ncols == 0 ? 0 : std::min<index_t>(n_, std::max<index_t>(1, kRotateWorkspaceScalars / nc));
     rotate_ws_ = DeviceBuffer<Scalar>(static_cast<std::size_t>(rotate_rows_) * nc, "rotate workspace");
     ncols_ = ncols;
@@ -224,7 +224,8 @@ public:
     for (const DeviceBuffer<Scalar> *b : {&constants_, &basis_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_, &block_dev_,
                                           &block_coef_, &filter_w_, &filter_a_, &filter_b_})
       total += b->bytes();
-    for (const DeviceBuffer<double> *b : {&partials_, &after_, &records_}) total += b->bytes();
+    for (const DeviceBuffer<double> *b : {&partials_, &after_}) total += b->bytes();
+    total += records_.bytes();
     if (projected_) total += projected_->device_bytes();
     return total;
   }
@@ -486,11 +487,10 @@ public:
     if (last == first) return;
     check_column(last); // the steps write columns first+1 .. last
     ScopedDevice guard(device_);
-    constexpr int R = kernels::kStepRecordDoubles;
     // Record 0 carries the incoming anorm; step j writes record j - first + 1.
-    host_records_.data()[3] = anorm;
-    CUDALANCZOS_CHECK(cudaMemcpyAsync(records_.data(), host_records_.data(), R * sizeof(double), cudaMemcpyHostToDevice,
-                                      stream_.get()));
+    host_records_.data()[0].anorm = anorm;
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(records_.data(), host_records_.data(), sizeof(kernels::DeviceStepRecord),
+                                      cudaMemcpyHostToDevice, stream_.get()));
     Scalar *g = window_.data(), *h1 = scalars_.data(), *h2 = h2_.data();
     double *after = after_.data();
     for (int j = first; j < last; ++j) {
@@ -508,11 +508,11 @@ public:
       kernels::multi_dot(n_, k, col(0), ldv_, w, h2, partials_.data(), stream_.get(), repeat);
       kernels::subtract_norm2(n_, k, col(0), ldv_, h2, w, after + 2, partials_.data(), stream_.get(), repeat);
       const std::size_t r = static_cast<std::size_t>(j - first);
-      kernels::finish_lanczos_step(n_, j, k, kl, g, h1, h2, after, kDgksEta2, records_.data() + r * R,
-                                   records_.data() + (r + 1) * R, w, stream_.get());
+      kernels::finish_lanczos_step(n_, j, k, kl, g, h1, h2, after, kDgksEta2, records_.data() + r, records_.data() + r + 1, w,
+                                   stream_.get());
     }
     const std::size_t count = static_cast<std::size_t>(last - first);
-    CUDALANCZOS_CHECK(cudaMemcpyAsync(host_records_.data() + R, records_.data() + R, count * R * sizeof(double),
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(host_records_.data() + 1, records_.data() + 1, count * sizeof(kernels::DeviceStepRecord),
                                       cudaMemcpyDeviceToHost, stream_.get()));
   }
 
@@ -521,13 +521,12 @@ public:
   {
     if (count_steps == 0) return;
     ScopedDevice guard(device_);
-    constexpr int R = kernels::kStepRecordDoubles;
     const std::size_t count = static_cast<std::size_t>(count_steps);
     CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
     for (std::size_t i = 0; i < count; ++i) {
-      const double *rec = host_records_.data() + (i + 1) * R;
-      const int flags = static_cast<int>(rec[4]);
-      records[i] = StepRecord{rec[0], rec[1], rec[2], rec[3], (flags & 1) != 0, (flags & 2) != 0};
+      const kernels::DeviceStepRecord &rec = host_records_.data()[i + 1];
+      const int flags = static_cast<int>(rec.flags);
+      records[i] = StepRecord{rec.alpha, rec.beta, rec.norm_before, rec.anorm, (flags & 1) != 0, (flags & 2) != 0};
     }
   }
 
@@ -849,13 +848,13 @@ private:
   DeviceBuffer<Scalar> window_;    // expand(): coefficients of the three-term window and ||A v_j||^2
   DeviceBuffer<Scalar> h2_;        // expand(): coefficients of the full pass's DGKS repeat
   DeviceBuffer<double> after_;     // expand(): ||w||^2 after the full pass (1) and its repeat (2); 0 unused
-  DeviceBuffer<double> records_;   // expand(): step records, kStepRecordDoubles each
+  DeviceBuffer<kernels::DeviceStepRecord> records_; // expand(): step records
   DeviceBuffer<Scalar> block_dev_;   // project_block's (k+b) x b results (grow-only)
   DeviceBuffer<Scalar> block_coef_;  // update_block's C / transform_block's M, packed (grow-only)
   PinnedBuffer<Scalar> block_host_;  // project_block's results on their way to the host
   PinnedBuffer<Scalar> block_stage_; // C / M on their way to block_coef_
   PinnedBuffer<Scalar> host_scalars_, host_stage_;
-  PinnedBuffer<double> host_records_;
+  PinnedBuffer<kernels::DeviceStepRecord> host_records_;
   PinnedBuffer<Scalar> host_x_, host_y_; // the host-apply fallback
   DeviceBuffer<Scalar> filter_w_, filter_a_, filter_b_; // apply_filter: A T_k x and two Chebyshev vectors (grow-only)
   std::unique_ptr<ProjectedEigen> projected_;          // projected_eigen's cuSOLVER handle and workspaces (made at first use)

@@ -140,9 +140,19 @@ void window_subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, int l
 
 // --- (e) the end of a Lanczos step: kernels/lanczos_step.cu ----------------------------------------------
 
-/// Doubles per step record of finish_lanczos_step: alpha, beta, ||A v_j||^2, anorm, flags
-/// (1: breakdown, 2: DGKS repeated the full pass).
-inline constexpr int kStepRecordDoubles = 5;
+/// One step's record as finish_lanczos_step writes it on the device, copied to the host in one piece
+/// (the device side of StepRecord). The flags are a double so that a queue of records is an array of
+/// doubles, one copy.
+struct DeviceStepRecord {
+  static constexpr double kBreakdown = 1;  ///< flags: v_{j+1} = 0
+  static constexpr double kSecondPass = 2; ///< flags: DGKS repeated the full pass
+  double alpha;
+  double beta;
+  double norm_before; ///< ||A v_j||^2
+  double anorm;
+  double flags;       ///< kBreakdown + kSecondPass, each or none
+};
+static_assert(sizeof(DeviceStepRecord) == 5 * sizeof(double), "a step record is five doubles");
 
 /// The end of step j of Backend::expand (k = j + 1) or expand_partial (k = reach <= j - 1), on the
 /// device (backend.hpp states the rule): from the window pass's g (kl coefficients, then ||A v_j||^2),
@@ -153,7 +163,7 @@ inline constexpr int kStepRecordDoubles = 5;
 /// (0 on breakdown) and writes the record `rec`. prev is the
 /// previous record (its anorm field is read). One launch, no host trip.
 void finish_lanczos_step(index_t n, int j, int k, int kl, const Scalar *g, const Scalar *h1, const Scalar *h2,
-                         const double *after, double eta2, const double *prev, double *rec, Scalar *w,
+                         const double *after, double eta2, const DeviceStepRecord *prev, DeviceStepRecord *rec, Scalar *w,
                          cudaStream_t stream);
 
 // --- (f) vector updates: kernels/vector_updates.cu, kernels/rotation.cu ----------------------------------

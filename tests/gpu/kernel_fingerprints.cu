@@ -171,7 +171,8 @@ static void step_cases(cudaStream_t s) {
       std::vector<double> after = {0, a1, a2}, prev = {0, 0, 0, 3.0, 0};
       Dev<double> ad(3), pd(5), rec(5); ad.up(after); pd.up(prev);
       Dev<Scalar> ww(n + 1); ww.up(w.down(n + 1));
-      K::finish_lanczos_step(n, j, k, kl, g.p, h1.p, h2.p, ad.p, 0.5, pd.p, rec.p, ww.p, s); CK(cudaStreamSynchronize(s));
+      K::finish_lanczos_step(n, j, k, kl, g.p, h1.p, h2.p, ad.p, 0.5, reinterpret_cast<const K::DeviceStepRecord *>(pd.p),
+                             reinterpret_cast<K::DeviceStepRecord *>(rec.p), ww.p, s); CK(cudaStreamSynchronize(s));
       std::string tag = "n " + std::to_string(n) + " j " + std::to_string(j) + " k " + std::to_string(k) + " kl " + std::to_string(kl) + " a " + std::to_string(a1) + "/" + std::to_string(a2);
       report("finish rec " + tag, rec.down(5)); report("finish w " + tag, ww.down(n + 1));
     }

@@ -21,14 +21,14 @@ double Driver::orthogonalize(int k, int col, std::vector<Scalar> &h, double &bef
   double after = b_.subtract(0, k, h.data(), col);
   ++reductions_;
   lost = false;
-  if (after < kDgksEta2 * before) { // DGKS: a second pass below 1/sqrt(2) of the norm
+  if (step_rule::lost_too_much(after, before)) { // DGKS: a second pass below 1/sqrt(2) of the norm
     std::vector<Scalar> h2(k + 1);
     b_.project(0, k, col, h2.data());
     ++reductions_;
     const double again = b_.subtract(0, k, h2.data(), col);
     ++reductions_;
     for (int i = 0; i < k; ++i) h[i] += h2[i];
-    lost = again < kDgksEta2 * after;
+    lost = step_rule::lost_too_much(again, after);
     after = again;
   }
   return after;
@@ -100,7 +100,7 @@ void Driver::step(int j, double beta_prev, bool full, double &alpha, double &bet
 // it is normalized.
 void Driver::finish_column(int col, double &beta, double norm, bool lost, bool &exhausted)
 {
-  if (lost || beta <= 16 * eps * anorm_ * std::sqrt(static_cast<double>(col + 1))) {
+  if (step_rule::is_breakdown(lost, beta, anorm_, col - 1)) {
     beta = 0;
     fresh_or_zero(col, exhausted);
   } else {

@@ -6,7 +6,6 @@
 #include "cuda/kernels/launch.cuh"
 
 #include <algorithm>
-#include <cfloat>
 #include <string>
 
 namespace cudalanczos::cuda::kernels {
@@ -23,37 +22,33 @@ __global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j,
                                                                const DScalar *__restrict__ h1,
                                                                const DScalar *__restrict__ h2,
                                                                const double *__restrict__ after, double eta2,
-                                                               const double *__restrict__ prev, double *__restrict__ rec,
-                                                               DScalar *__restrict__ w)
+                                                               const DeviceStepRecord *__restrict__ prev,
+                                                               DeviceStepRecord *__restrict__ rec, DScalar *__restrict__ w)
 {
   const double before = real_of(g[kl]);
   const double mid = real_of(h1[k]);
   const double after1 = after[1];
-  const bool second = after1 < eta2 * mid;
+  const bool second = step_rule::lost_too_much(after1, mid, eta2);
   double alpha = real_of(g[kl - 1]) + (j < k ? real_of(h1[j]) : 0.0);
   if (second && j < k) alpha += real_of(h2[j]);
   const double last = second ? after[2] : after1;
-  const bool lost = second && last < eta2 * after1;
-  const double anorm = fmax(fmax(prev[3], sqrt(before)), fabs(alpha));
+  const bool lost = second && step_rule::lost_too_much(last, after1, eta2);
+  const double anorm = fmax(fmax(prev->anorm, sqrt(before)), fabs(alpha));
   double beta = sqrt(last);
-  const bool breakdown = lost || beta <= 16 * DBL_EPSILON * anorm * sqrt(static_cast<double>(j + 2));
+  const bool breakdown = step_rule::is_breakdown(lost, beta, anorm, j);
   if (breakdown) beta = 0;
   const double factor = breakdown ? 0.0 : 1.0 / beta;
   const index_t stride = static_cast<index_t>(gridDim.x) * kThreads;
   for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) w[i] = scaled(factor, w[i]);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    rec[0] = alpha;
-    rec[1] = beta;
-    rec[2] = before;
-    rec[3] = anorm;
-    rec[4] = (breakdown ? 1.0 : 0.0) + (second ? 2.0 : 0.0);
-  }
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *rec = DeviceStepRecord{alpha, beta, before, anorm,
+                            (breakdown ? DeviceStepRecord::kBreakdown : 0.0) + (second ? DeviceStepRecord::kSecondPass : 0.0)};
 }
 
 } // namespace
 
 void finish_lanczos_step(index_t n, int j, int k, int kl, const Scalar *g, const Scalar *h1, const Scalar *h2,
-                         const double *after, double eta2, const double *prev, double *rec, Scalar *w,
+                         const double *after, double eta2, const DeviceStepRecord *prev, DeviceStepRecord *rec, Scalar *w,
                          cudaStream_t stream)
 {
   if (n < 0 || j < 0 || kl < 1 || kl > 2 || k < 0 || k > j + 1)
