@@ -4,6 +4,7 @@
 // (bench_cudalanczos, the thesis's tables, is real only).
 //
 //   bench_step [m [flux_denominator [kernels]]]     kernels: the product, the step's kernels and the chunks only
+//   bench_step blocks [rows]                        single-vector against block-2 steps on a power-law graph
 //
 // The matrix is test::magnetic_laplacian(m, 2 pi / flux_denominator) (tests/cuda/test_matrices.hpp) with
 // bench/peers' `hofstadter` disorder on its diagonal (W = 1: 4 + random_entry(0x40f, r) / 2), m = 1414
@@ -52,11 +53,101 @@ double copy_bandwidth_gbs(cudaStream_t s)
   return 2.0 * bytes / (ms * 1e6);
 }
 
+/// Settings of the PETSc layer's defaults on a sparse matrix at nev (partial reorthogonalization, ncv =
+/// max(2 nev, nev + 15), growing), or, with block = 2, those of `-eps_cudalanczos_block_size 2
+/// -eps_cudalanczos_reorthog partial` (ncv = nev + 16 b).
+Settings sparse_settings(int nev, int block)
+{
+  Settings st;
+  st.which = Which::LargestAlgebraic;
+  st.reorthogonalization = Reorthogonalization::Partial;
+  st.nev = nev;
+  st.block_size = block;
+  st.ncv = block > 1 ? std::max(std::max(2 * nev, nev + 15), nev + 16 * block) : std::max(2 * nev, nev + 15);
+  st.ncv_max = std::max(2 * st.ncv, st.ncv + 32);
+  st.max_it = 100000;
+  st.tol = 1e-8;
+  return st;
+}
+
+/// Where a block step's time goes against a single-vector step's (the block's passes: apply_operator_block,
+/// project_block, update_block, transform_block), on the power-law graph of bench/peers' `powerlaw`
+/// (test::chung_lu, value-less pattern product as the PETSc layer uploads it).
+int block_split(index_t rows)
+{
+  const test::Csr A = test::chung_lu(rows, 16, 0xc1u);
+  const index_t n = A.rows, nnz = static_cast<index_t>(A.colind.size());
+  DeviceBuffer<int> rowptr(A.rowptr.size()), colind(A.colind.size());
+  DeviceBuffer<Scalar> values(A.values.size());
+  CUDALANCZOS_CHECK(cudaMemcpy(rowptr.data(), A.rowptr.data(), rowptr.bytes(), cudaMemcpyHostToDevice));
+  CUDALANCZOS_CHECK(cudaMemcpy(colind.data(), A.colind.data(), colind.bytes(), cudaMemcpyHostToDevice));
+  const std::vector<Scalar> ones(A.values.begin(), A.values.end());
+  CUDALANCZOS_CHECK(cudaMemcpy(values.data(), ones.data(), values.bytes(), cudaMemcpyHostToDevice));
+  const auto op = make_pattern_operator_on_device(CsrView{n, n, nnz, rowptr.data(), colind.data(), values.data()}, -1);
+  if (!op) throw Error("the power-law graph has no uniform pattern");
+  std::printf("## Single-vector against block-2 steps: power-law graph, n = %lld, nnz = %lld, %s\n\n",
+              static_cast<long long>(n), static_cast<long long>(nnz), op->description().c_str());
+
+  const int cols = 40;
+  BackendConfig config;
+  config.local_size = config.global_size = n;
+  auto b = make_cuda_backend(config, op);
+  b->resize_basis(cols);
+  for (int j = 0; j < cols; ++j) b->set_random(j, 90 + j);
+  std::vector<Scalar> P(static_cast<std::size_t>(cols) * 2), M{1.0, 0.0, 0.0, 1.0};
+  // One call each, timed with its wait (project_block waits for its result anyway).
+  const auto ms = [&](const std::function<void()> &f) {
+    return bench::host_median_ms([&] { f(); b->synchronize(); }, 30);
+  };
+  std::printf("| operation | ms |\n|---|---:|\n");
+  std::printf("| product, 1 column | %.4f |\n", ms([&] { b->apply_operator(0, 1); }));
+  std::printf("| product, block of 2 | %.4f |\n", ms([&] { b->apply_operator_block(0, 2, 2); }));
+  for (int k : {4, 16, 34}) {
+    std::printf("| project_block, %d columns x 2 | %.4f |\n", k, ms([&] { b->project_block(0, k, k, 2, P.data()); }));
+    std::printf("| update_block, %d columns x 2 | %.4f |\n", k, ms([&] { b->update_block(0, k, P.data(), k + 2, k, 2); }));
+  }
+  std::printf("| transform_block, 2 x 2 | %.4f |\n\n", ms([&] { b->transform_block(0, 2, M.data(), 2); }));
+
+  std::printf("| nev | block | solve (s) | products | passes over A | full passes | ms per pass | steps (s) | block product (s) | "
+              "calls | block project (s) | calls | block update (s) | calls | block transform (s) | calls | rotate (s) | "
+              "other (s) | driver host (s) | eigenvalue |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int nev : {1, 10})
+    for (int block : {1, 2}) {
+      const Settings st = sparse_settings(nev, block);
+      b->resize_basis(basis_columns_needed(st));
+      solve(*b, st, {}); // warm-up
+      std::vector<double> t;
+      Result r;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto a = std::chrono::steady_clock::now();
+        r = solve(*b, st, {});
+        t.push_back(seconds_since(a));
+      }
+      const double sec = median(t);
+      bench::TimedBackend tb(*b);
+      const auto a = std::chrono::steady_clock::now();
+      solve(tb, st, {});
+      const double timed = seconds_since(a);
+      const double blocks = tb.block_product.s + tb.block_project.s + tb.block_update.s + tb.block_transform.s;
+      std::printf("| %d | %d | %.4f | %ld | %ld | %ld | %.4f | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | "
+                  "%.4f | %.4f | %.12g |\n",
+                  nev, block, sec, r.matvecs, r.operator_passes, r.full_reorthogonalizations,
+                  1e3 * sec / static_cast<double>(std::max(1L, r.operator_passes)), tb.steps_s, tb.block_product.s,
+                  tb.block_product.calls, tb.block_project.s, tb.block_project.calls, tb.block_update.s, tb.block_update.calls,
+                  tb.block_transform.s, tb.block_transform.calls, tb.rotate_s, tb.other_s,
+                  timed - tb.steps_s - tb.rotate_s - tb.other_s - blocks, r.eigenvalues.empty() ? 0.0 : r.eigenvalues[0]);
+    }
+  std::printf("\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 try {
   std::setvbuf(stdout, nullptr, _IOLBF, 0); // each table row as it is made, also into a file
+  if (argc > 1 && std::string(argv[1]) == "blocks") return block_split(argc > 2 ? std::atol(argv[2]) : 2000000);
   const index_t m = argc > 1 ? std::atol(argv[1]) : 1414;
   const double denominator = argc > 2 ? std::atof(argv[2]) : 16.0;
   const bool solves = !(argc > 3 && std::string(argv[3]) == "kernels");
@@ -109,7 +200,8 @@ try {
   // The kernels of one device step (CudaBackend::enqueue_steps) at pass reach k: the window projection, the
   // window-folded pass and its subtraction, the gated DGKS repeat (gate shut, as in most steps), finish.
   DeviceBuffer<Scalar> out(cols + 2), g(4), coef(cols + 1);
-  DeviceBuffer<double> work(kernels::reduction_workspace_doubles(cols + 1)), after(4), records(2 * kernels::kStepRecordDoubles);
+  DeviceBuffer<double> work(kernels::reduction_workspace_doubles(cols + 1)), after(4);
+  DeviceBuffer<kernels::DeviceStepRecord> records(2);
   CUDALANCZOS_CHECK(cudaMemset(work.data(), 0, work.bytes()));
   CUDALANCZOS_CHECK(cudaMemset(records.data(), 0, records.bytes()));
   {
@@ -137,7 +229,7 @@ try {
     const double t5 = gpu_median_ms(
         [&] {
           kernels::finish_lanczos_step(n, lo + 1, k, kl, g.data(), out.data(), out.data(), after.data(), 0.5, records.data(),
-                                       records.data() + kernels::kStepRecordDoubles, w, s);
+                                       records.data() + 1, w, s);
         },
         s);
     const double sum = t1 + t2 + t3 + t4 + t5;

@@ -22,6 +22,12 @@ public:
   using ForwardingBackend::ForwardingBackend;
   double steps_s = 0, rotate_s = 0, other_s = 0;
   long step_calls = 0, rotate_calls = 0, other_calls = 0;
+  /// The block steps' operations (block_lanczos.cpp), each kind on its own: seconds and calls.
+  struct Kind {
+    double s = 0;
+    long calls = 0;
+  };
+  Kind block_product, block_project, block_update, block_transform;
 
   std::string name() const override { return b_.name(); }
   bool get_column_device(int j, Scalar *x, void *stream) const override { return b_.get_column_device(j, x, stream); }
@@ -80,9 +86,30 @@ public:
     timed(steps_s, [&] { r = b_.cancel_steps(); });
     return r;
   }
+  void apply_operator_block(int src, int dst, int b) override
+  {
+    block(block_product, [&] { b_.apply_operator_block(src, dst, b); });
+  }
+  void project_block(int first, int k, int col, int b, Scalar *out) override
+  {
+    block(block_project, [&] { b_.project_block(first, k, col, b, out); });
+  }
+  void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override
+  {
+    block(block_update, [&] { b_.update_block(first, k, C, ldc, col, b); });
+  }
+  void transform_block(int col, int b, const Scalar *M, int ldm) override
+  {
+    block(block_transform, [&] { b_.transform_block(col, b, M, ldm); });
+  }
   void synchronize() override { b_.synchronize(); }
 
 private:
+  template <class F> void block(Kind &kind, F &&f)
+  {
+    ++kind.calls;
+    timed(kind.s, std::forward<F>(f));
+  }
   template <class F> void other(F &&f)
   {
     ++other_calls;
