@@ -124,6 +124,9 @@ struct EPSCUDALanczosCaches {
   std::shared_ptr<cudalanczos::Backend> backend;
   DeviceOperatorPtr                     backend_op; // the device operator it was built with
   PetscInt                              backend_key[4] = {-1, -1, -1, -1}; // nloc, n, rstart, kernels
+  // the CUDA device of this EPS's solves: set when a solve makes or takes its CUDA backend (before any
+  // device work of that solve), the pool's key when EPSReset returns the backend
+  int device = -1;
   // C = B^-1/2 A B^-1/2 and B^-1/2's diagonal (set-up's congruence), kept while A and B are unchanged
   // (their ids and object states), across EPSReset, for re-solves
   Mat        congruent       = nullptr;
@@ -148,7 +151,6 @@ struct EPSCUDALanczosLastSolve {
   std::string vectors_desc;       // where it read its start/deflation vectors and wrote the eigenvectors
   std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
   std::size_t split_bytes    = 0; // bytes of a uniform pattern split off a device Mat's arrays by the last solve
-  int         device_used = -1;   // the CUDA device of the last solve that ran on one (also the cached backend's)
   PetscBool   generalized = PETSC_FALSE; // it ran in a B-inner product (EPS_GHEP, or the BV's matrix)
   long        b_products  = 0;           // and took this many products with B
   std::string b_desc;                    // where they ran

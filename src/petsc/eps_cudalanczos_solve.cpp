@@ -333,7 +333,7 @@ PetscErrorCode DeviceBProducts(Solve &sv, ColumnOperator *apply_b)
   DeviceOperatorPtr           bop;
 
   PetscFunctionBegin;
-  if (sv.backend->kind() == cudalanczos::BackendKind::Cuda) PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->last.device_used, &bop, &b_uploaded));
+  if (sv.backend->kind() == cudalanczos::BackendKind::Cuda) PetscCall(EPSCUDALanczosDeviceB(sv.eps, sv.inner, ctx->cache.device, &bop, &b_uploaded));
   if (!bop) PetscFunctionReturn(0);
 #if defined(CUDALANCZOS_PETSC_STREAMS)
   if (bop->in_place()) { // B's own device arrays: this solve's products wait for what PETSc queued on them
@@ -596,7 +596,7 @@ PetscErrorCode EPSSolve_CUDALanczos(EPS eps)
   SolveCallbacks(sv);
   IntervalProgressCallback(sv);
   PetscCall(SolveWrapBackend(sv));
-  EPSCUDALanczosColumns columns(eps, sv.backend->kind() == cudalanczos::BackendKind::Cuda, ctx->last.device_used);
+  EPSCUDALanczosColumns columns(eps, sv.backend->kind() == cudalanczos::BackendKind::Cuda, ctx->cache.device);
   PetscCall(SolveStartColumns(sv, columns));
   PetscCall(SolveIterate(sv));
   PetscCall(SolveResults(sv, columns));

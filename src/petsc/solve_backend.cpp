@@ -80,12 +80,12 @@ PetscErrorCode EPSCUDALanczosReturnBackend(EPS eps)
   PetscFunctionBegin;
   if (!ctx->cache.backend) PetscFunctionReturn(0);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
-  if (size == 1 && ctx->last.device_used >= 0) {
+  if (size == 1 && ctx->cache.device >= 0) {
     BackendPool &pool = Pool();
     PetscCallCXX(cuda::rebind_operator(*ctx->cache.backend, nullptr));
     PetscCallCXX(pool.backend = std::move(ctx->cache.backend)); // the one pooled before is freed here
     std::copy(ctx->cache.backend_key, ctx->cache.backend_key + 4, pool.key);
-    pool.key[4] = ctx->last.device_used;
+    pool.key[4] = ctx->cache.device;
   }
   PetscCallCXX(ctx->cache.backend.reset());
   PetscCallCXX(ctx->cache.backend_op.reset());
@@ -389,8 +389,8 @@ PetscErrorCode EPSCUDALanczosCreateCUDABackend(EPS eps, cudalanczos::Reducer red
     config.device = device = ctx->cache.device_op->device();
     PetscCall(OperatorBackend(eps, config, A, rstart, backend, driver_shift));
   } else PetscCall(STApplyBackend(eps, config, hostop, device, backend));
+  ctx->cache.device      = device;
   ctx->last.backend_name = "cuda";
-  ctx->last.device_used  = device;
   PetscCallCXX(ctx->last.device_desc = std::to_string(device) + " " + cuda::device_description(device) + (shared ? " (shared by several ranks)" : ""));
   PetscFunctionReturn(0);
 #else
@@ -409,9 +409,9 @@ PetscErrorCode FreeDeviceColumns(EPS eps, PetscBool on_device, double *columns)
   *columns = -1;
 #if defined(CUDALANCZOS_HAVE_CUDA)
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
-  if (on_device && eps->nloc > 0 && ctx->last.device_used >= 0) {
+  if (on_device && eps->nloc > 0 && ctx->cache.device >= 0) {
     std::size_t free_bytes = 0, total_bytes = 0;
-    PetscCallCXX(cudalanczos::cuda::device_memory(ctx->last.device_used, &free_bytes, &total_bytes));
+    PetscCallCXX(cudalanczos::cuda::device_memory(ctx->cache.device, &free_bytes, &total_bytes));
     if (ctx->cache.backend) free_bytes += static_cast<std::size_t>(ctx->cache.backend->basis_columns()) * eps->nloc * sizeof(PetscScalar);
     *columns = static_cast<double>(free_bytes) / (sizeof(PetscScalar) * static_cast<double>(eps->nloc));
   }
