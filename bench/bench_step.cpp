@@ -70,9 +70,95 @@ Settings sparse_settings(int nev, int block)
   return st;
 }
 
-/// Where a block step's time goes against a single-vector step's (the block's passes: apply_operator_block,
-/// project_block, update_block, transform_block), on the power-law graph of bench/peers' `powerlaw`
-/// (test::chung_lu, value-less pattern product as the PETSc layer uploads it).
+/// The block step's backend operations, one call each timed with its wait (project_block waits for its
+/// result anyway), on a basis of `cols` random columns.
+void block_operations(Backend &b, int cols)
+{
+  b.resize_basis(cols);
+  for (int j = 0; j < cols; ++j) b.set_random(j, 90 + j);
+  std::vector<Scalar> P(static_cast<std::size_t>(cols) * 2), M{1.0, 0.0, 0.0, 1.0};
+  const auto ms = [&](const std::function<void()> &f) { return bench::host_median_ms([&] { f(); b.synchronize(); }, 30); };
+  std::printf("| operation | ms |\n|---|---:|\n");
+  std::printf("| product, 1 column | %.4f |\n", ms([&] { b.apply_operator(0, 1); }));
+  std::printf("| product, block of 2 | %.4f |\n", ms([&] { b.apply_operator_block(0, 2, 2); }));
+  for (int k : {4, 16, 34}) {
+    std::printf("| project_block, %d columns x 2 | %.4f |\n", k, ms([&] { b.project_block(0, k, k, 2, P.data()); }));
+    std::printf("| update_block, %d columns x 2 | %.4f |\n", k, ms([&] { b.update_block(0, k, P.data(), k + 2, k, 2); }));
+  }
+  std::printf("| transform_block, 2 x 2 | %.4f |\n\n", ms([&] { b.transform_block(0, 2, M.data(), 2); }));
+}
+
+/// The same projections and updates from the single-vector kernels, one call per block column: the
+/// projection reads the k columns and the block once per column (the block follows the k columns, so
+/// multi_dot over k + 2 columns gives the Gram block's column too), the update reads the k columns once
+/// per column. Against cuBLAS's gemm in project_block / update_block (block_operations).
+void block_as_column_kernels(index_t n, int cols)
+{
+  Stream stream = make_stream();
+  const cudaStream_t s = stream.get();
+  DeviceBuffer<Scalar> V(static_cast<std::size_t>(n) * cols), out(2 * (cols + 2) + 1), coef(2 * cols);
+  DeviceBuffer<double> work(kernels::reduction_workspace_doubles(cols + 2)), after(2);
+  CUDALANCZOS_CHECK(cudaMemset(work.data(), 0, work.bytes()));
+  for (int j = 0; j < cols; ++j) kernels::set_random(n, 190 + j, 0, V.data() + static_cast<std::size_t>(j) * n, s);
+  const std::vector<Scalar> c(2 * cols, Scalar(1e-3));
+  CUDALANCZOS_CHECK(cudaMemcpy(coef.data(), c.data(), c.size() * sizeof(Scalar), cudaMemcpyHostToDevice));
+  const auto column = [&](int j) { return V.data() + static_cast<std::size_t>(j) * n; };
+  std::printf("| kernel, per block column | k | ms for the block of 2 |\n|---|---:|---:|\n");
+  for (int k : {4, 16, 34}) {
+    const double t_dot = gpu_median_ms(
+        [&] {
+          for (int j = 0; j < 2; ++j) kernels::multi_dot(n, k + 2, column(0), n, column(k + j), out.data() + j * (k + 2), work.data(), s);
+        },
+        s);
+    const double t_sub = gpu_median_ms(
+        [&] {
+          for (int j = 0; j < 2; ++j)
+            kernels::subtract_norm2(n, k, column(0), n, coef.data() + j * k, column(k + j), after.data() + j, work.data(), s);
+        },
+        s);
+    std::printf("| multi_dot (k + 2 columns) x 2 | %d | %.4f |\n| subtract_norm2 x 2 | %d | %.4f |\n", k, t_dot, k, t_sub);
+  }
+  std::printf("\n");
+}
+
+/// Whole solves at nev = 1 and 10, single-vector and block-2 steps, split by backend call.
+void block_solves(Backend &b)
+{
+  std::printf("| nev | block | solve (s) | products | passes over A | full passes | ms per pass | steps (s) | block product (s) | "
+              "calls | block project (s) | calls | block update (s) | calls | block transform (s) | calls | rotate (s) | "
+              "other (s) | driver host (s) | eigenvalue |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int nev : {1, 10})
+    for (int block : {1, 2}) {
+      const Settings st = sparse_settings(nev, block);
+      b.resize_basis(basis_columns_needed(st));
+      solve(b, st, {}); // warm-up
+      std::vector<double> t;
+      Result r;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto a = std::chrono::steady_clock::now();
+        r = solve(b, st, {});
+        t.push_back(seconds_since(a));
+      }
+      const double sec = median(t);
+      bench::TimedBackend tb(b);
+      const auto a = std::chrono::steady_clock::now();
+      solve(tb, st, {});
+      const double timed = seconds_since(a);
+      const double blocks = tb.block_product.s + tb.block_project.s + tb.block_update.s + tb.block_transform.s;
+      std::printf("| %d | %d | %.4f | %ld | %ld | %ld | %.4f | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | "
+                  "%.4f | %.4f | %.12g |\n",
+                  nev, block, sec, r.matvecs, r.operator_passes, r.full_reorthogonalizations,
+                  1e3 * sec / static_cast<double>(std::max(1L, r.operator_passes)), tb.steps_s, tb.block_product.s,
+                  tb.block_product.calls, tb.block_project.s, tb.block_project.calls, tb.block_update.s, tb.block_update.calls,
+                  tb.block_transform.s, tb.block_transform.calls, tb.rotate_s, tb.other_s,
+                  timed - tb.steps_s - tb.rotate_s - tb.other_s - blocks, r.eigenvalues.empty() ? 0.0 : r.eigenvalues[0]);
+    }
+  std::printf("\n");
+}
+
+/// Where a block step's time goes against a single-vector step's, on the power-law graph of bench/peers'
+/// `powerlaw` (test::chung_lu, the value-less pattern product the PETSc layer uploads it as).
 int block_split(index_t rows)
 {
   const test::Csr A = test::chung_lu(rows, 16, 0xc1u);
@@ -87,58 +173,12 @@ int block_split(index_t rows)
   if (!op) throw Error("the power-law graph has no uniform pattern");
   std::printf("## Single-vector against block-2 steps: power-law graph, n = %lld, nnz = %lld, %s\n\n",
               static_cast<long long>(n), static_cast<long long>(nnz), op->description().c_str());
-
-  const int cols = 40;
   BackendConfig config;
   config.local_size = config.global_size = n;
   auto b = make_cuda_backend(config, op);
-  b->resize_basis(cols);
-  for (int j = 0; j < cols; ++j) b->set_random(j, 90 + j);
-  std::vector<Scalar> P(static_cast<std::size_t>(cols) * 2), M{1.0, 0.0, 0.0, 1.0};
-  // One call each, timed with its wait (project_block waits for its result anyway).
-  const auto ms = [&](const std::function<void()> &f) {
-    return bench::host_median_ms([&] { f(); b->synchronize(); }, 30);
-  };
-  std::printf("| operation | ms |\n|---|---:|\n");
-  std::printf("| product, 1 column | %.4f |\n", ms([&] { b->apply_operator(0, 1); }));
-  std::printf("| product, block of 2 | %.4f |\n", ms([&] { b->apply_operator_block(0, 2, 2); }));
-  for (int k : {4, 16, 34}) {
-    std::printf("| project_block, %d columns x 2 | %.4f |\n", k, ms([&] { b->project_block(0, k, k, 2, P.data()); }));
-    std::printf("| update_block, %d columns x 2 | %.4f |\n", k, ms([&] { b->update_block(0, k, P.data(), k + 2, k, 2); }));
-  }
-  std::printf("| transform_block, 2 x 2 | %.4f |\n\n", ms([&] { b->transform_block(0, 2, M.data(), 2); }));
-
-  std::printf("| nev | block | solve (s) | products | passes over A | full passes | ms per pass | steps (s) | block product (s) | "
-              "calls | block project (s) | calls | block update (s) | calls | block transform (s) | calls | rotate (s) | "
-              "other (s) | driver host (s) | eigenvalue |\n"
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (int nev : {1, 10})
-    for (int block : {1, 2}) {
-      const Settings st = sparse_settings(nev, block);
-      b->resize_basis(basis_columns_needed(st));
-      solve(*b, st, {}); // warm-up
-      std::vector<double> t;
-      Result r;
-      for (int rep = 0; rep < 3; ++rep) {
-        const auto a = std::chrono::steady_clock::now();
-        r = solve(*b, st, {});
-        t.push_back(seconds_since(a));
-      }
-      const double sec = median(t);
-      bench::TimedBackend tb(*b);
-      const auto a = std::chrono::steady_clock::now();
-      solve(tb, st, {});
-      const double timed = seconds_since(a);
-      const double blocks = tb.block_product.s + tb.block_project.s + tb.block_update.s + tb.block_transform.s;
-      std::printf("| %d | %d | %.4f | %ld | %ld | %ld | %.4f | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | "
-                  "%.4f | %.4f | %.12g |\n",
-                  nev, block, sec, r.matvecs, r.operator_passes, r.full_reorthogonalizations,
-                  1e3 * sec / static_cast<double>(std::max(1L, r.operator_passes)), tb.steps_s, tb.block_product.s,
-                  tb.block_product.calls, tb.block_project.s, tb.block_project.calls, tb.block_update.s, tb.block_update.calls,
-                  tb.block_transform.s, tb.block_transform.calls, tb.rotate_s, tb.other_s,
-                  timed - tb.steps_s - tb.rotate_s - tb.other_s - blocks, r.eigenvalues.empty() ? 0.0 : r.eigenvalues[0]);
-    }
-  std::printf("\n");
+  block_operations(*b, 40);
+  block_as_column_kernels(n, 40);
+  block_solves(*b);
   return 0;
 }
 
