@@ -25,6 +25,10 @@ namespace {
 // matrix is Hermitian block tridiagonal/arrowhead, diagonalized by hermitian_eigen.
 using Matrix = std::vector<Scalar>;
 
+// The block driver's own locking policy: a pair is locked two digits beyond where the single-vector
+// driver locks it (docs/tuning.md#core-block-steps-lock-at-tol100).
+constexpr double kBlockLockFactor = 1e-2;
+
 // What a block thick-restart solve carries from one cycle to the next.
 struct BlockRestartState {
   int locked = 0;         // columns 0..locked-1: converged, final
@@ -514,7 +518,7 @@ private:
         start_over_with_full_reorthogonalization(rp, e);
         continue;
       }
-      rotate_to_kept(rp, e, keep);
+      rotate_to_kept(b_, rp, t_.locked, e, keep);
       if (end.done) {
         r.nconv = std::min(nconv, kcols);
         // Partial steps leave couplings of about omega_limit ||A|| to columns outside the window out of
@@ -585,16 +589,6 @@ private:
     return std::min({na, cycle_end() - B_ - t_.locked, newconv + restart_keep(s_.restart, na - newconv, s_.nev - t_.locked - newconv, s_.mpd > 0 && s_.mpd < m_)});
   }
 
-  // V[:, locked:locked+keep] = V[:, locked:e] Y(:, order[0:keep]); the locked columns stay.
-  void rotate_to_kept(const RitzPairs &rp, int e, int keep)
-  {
-    const int na = rp.na;
-    Matrix Q(static_cast<std::size_t>(na) * keep);
-    for (int q = 0; q < keep; ++q)
-      std::copy_n(rp.Y.begin() + static_cast<std::ptrdiff_t>(rp.order[q]) * na, na, Q.begin() + static_cast<std::ptrdiff_t>(q) * na);
-    b_.rotate_from(t_.locked, e - t_.locked, keep, Q.data(), na);
-  }
-
   // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to the
   // block that follows them (the arrow), and drops the locked ones'. Lock what has converged two digits
   // beyond tol (all of it when a verification round starts): a locked pair's coupling is dropped from H
@@ -603,15 +597,9 @@ private:
   // the kept ones and keeps improving. Returns how many were locked.
   int lock_converged(const RitzPairs &rp, int newconv, int keep, bool inject)
   {
-    int lockable = 0;
-    while (lockable < newconv && rp.err[lockable] < 1e-2 * s_.lock_margin * s_.tol) ++lockable;
-    const int lock = std::min(inject ? newconv : lockable, keep);
+    const int lock = pairs_to_lock(rp, newconv, keep, kBlockLockFactor * s_.lock_margin * s_.tol, inject);
     std::fill(H_.begin(), H_.end(), Scalar(0));
-    for (int q = 0; q < lock; ++q) {
-      t_.locked_theta.push_back(rp.w[rp.order[q]] - s_.shift);
-      t_.locked_err.push_back(rp.err[q]);
-    }
-    t_.locked_res.lock(rp.res, lock);
+    record_locked(rp, lock, s_.shift, t_.locked_theta, t_.locked_err, t_.locked_res);
     for (int i = 0; i < t_.locked + lock; ++i) H(i, i) = t_.locked_theta[i] + s_.shift;
     for (int q = lock; q < keep; ++q) H(t_.locked + q, t_.locked + q) = rp.w[rp.order[q]];
     return lock;

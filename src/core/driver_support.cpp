@@ -123,6 +123,32 @@ std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev
   return coef;
 }
 
+void rotate_to_kept(Backend &b, const RitzPairs &rp, int locked, int end, int keep)
+{
+  const int na = rp.na;
+  std::vector<Scalar> Q(static_cast<std::size_t>(na) * keep);
+  for (int q = 0; q < keep; ++q)
+    std::copy_n(rp.Y.begin() + static_cast<std::ptrdiff_t>(rp.order[q]) * na, na, Q.begin() + static_cast<std::ptrdiff_t>(q) * na);
+  b.rotate_from(locked, end - locked, keep, Q.data(), na);
+}
+
+int pairs_to_lock(const RitzPairs &rp, int newconv, int keep, double margin, bool all)
+{
+  int lockable = 0;
+  while (lockable < newconv && rp.err[lockable] < margin) ++lockable;
+  return std::min(all ? newconv : lockable, keep);
+}
+
+void record_locked(const RitzPairs &rp, int count, double shift, std::vector<double> &theta, std::vector<double> &err,
+                   LockedResiduals &res)
+{
+  for (int q = 0; q < count; ++q) {
+    theta.push_back(rp.w[rp.order[q]] - shift);
+    err.push_back(rp.err[q]);
+  }
+  res.lock(rp.res, count);
+}
+
 void orthonormalize_in_order(Backend &b, int k, long &reductions)
 {
   std::vector<Scalar> h;

@@ -216,6 +216,19 @@ bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp
 /// of a solve's progress when it starts over.
 std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev, int columns);
 
+/// A thick restart's rotation to the kept Ritz vectors: V[:, locked:locked+keep] = V[:, locked:end]
+/// Y(:, order[0:keep]) (rp of the active block locked..end-1); the locked columns stay.
+void rotate_to_kept(Backend &b, const RitzPairs &rp, int locked, int end, int keep);
+
+/// The pairs a restart locks: of the newconv leading converged ones (in the order of `which`), those whose
+/// error is below `margin`, all newconv when a verification round starts (`all`), never more than `keep`.
+int pairs_to_lock(const RitzPairs &rp, int newconv, int keep, double margin, bool all);
+
+/// Records `count` newly locked pairs (the leading ones of rp): values without the shift, errors, and
+/// their residuals for the residual bounds.
+void record_locked(const RitzPairs &rp, int count, double shift, std::vector<double> &theta, std::vector<double> &err,
+                   LockedResiduals &res);
+
 /// Columns 0..k-1 made orthonormal in order by two classical Gram-Schmidt passes each: what partial
 /// reorthogonalization left of their loss of orthogonality (about omega_limit) is taken out, each column
 /// moving by about that much. Adds its reductions (4 a column) to `reductions`.

@@ -90,7 +90,6 @@ private:
   CycleDecision decide_cycle_end(Result &r, const RitzPairs &rp, bool exhausted, int nconv, int newconv);
   void adapt_to_slow_convergence(const RitzPairs &rp, int newconv, int steps);
   int kept_pairs(const CycleDecision &d, int na, int newconv) const;
-  void rotate_to_kept(const RitzPairs &rp, int mc, int keep);
   int lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, bool inject);
   void restart_from_residual(const RitzPairs &rp, int mc, int kcols, int lock, int keep);
   Result finish(Result &r, const RitzPairs &rp, int mc, int nconv, int keep);

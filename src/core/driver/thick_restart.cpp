@@ -41,7 +41,7 @@ Result Driver::thick_restart()
     size_next_cycle(d, rp, newconv, fresh_cycle);
     if (!d.done && !d.inject) adapt_to_slow_convergence(rp, newconv, mc - t_.start);
     const int keep = kept_pairs(d, rp.na, newconv);
-    rotate_to_kept(rp, mc, keep);
+    rotate_to_kept(b_, rp, t_.locked, mc, keep);
     if (d.done) return finish(r, rp, mc, nconv, keep);
     // Restart: the residual direction v_m (or, starting a verification round, a fresh random vector
     // orthogonal to the locked ones) becomes column kcols.
@@ -195,31 +195,15 @@ int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
   return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv, mpd_bounds())});
 }
 
-// V[:, locked:locked+keep] = V[:, locked:mc] Y(:, order[0:keep]); the locked columns stay.
-void Driver::rotate_to_kept(const RitzPairs &rp, int mc, int keep)
-{
-  const int na = rp.na;
-  std::vector<Scalar> Q(static_cast<std::size_t>(na) * keep);
-  for (int q = 0; q < keep; ++q)
-    std::copy_n(rp.Y.begin() + static_cast<std::ptrdiff_t>(rp.order[q]) * na, na, Q.begin() + static_cast<std::ptrdiff_t>(q) * na);
-  b_.rotate_from(t_.locked, mc - t_.locked, keep, Q.data(), na);
-}
-
 // Newly converged pairs are locked once their error is below lock_margin * tol (all of them when a
 // verification round starts; never more than the basis keeps); the others stay among the kept ones and
 // keep improving. S restarts past the locked columns, whose values t_.locked_theta keeps. Returns how
 // many were locked.
 int Driver::lock_converged(const RitzPairs &rp, int mc, int newconv, int keep, bool inject)
 {
-  int lockable = 0;
-  while (lockable < newconv && rp.err[lockable] < s_.lock_margin * s_.tol) ++lockable;
-  const int lock = std::min(inject ? newconv : lockable, keep); // never more than the basis keeps (all-converged blocks)
+  const int lock = pairs_to_lock(rp, newconv, keep, s_.lock_margin * s_.tol, inject);
   std::fill(S_.begin(), S_.end(), 0.0);
-  for (int q = 0; q < lock; ++q) {
-    t_.locked_theta.push_back(rp.w[rp.order[q]] - s_.shift);
-    t_.locked_err.push_back(rp.err[q]);
-  }
-  t_.locked_res.lock(rp.res, lock);
+  record_locked(rp, lock, s_.shift, t_.locked_theta, t_.locked_err, t_.locked_res);
   pur_.keep(b_, mc, rp, t_.beta, 0, lock); // before column mc is overwritten
   s_off_ = t_.locked + lock;
   return lock;
