@@ -581,12 +581,13 @@ private:
     return end;
   }
 
-  // Kept: as in the single-vector driver, with room for at least one block step after them.
+  // Kept (driver_support's kept_pairs), with room for at least one block step after them.
   int kept_pairs(const CycleEnd &end, int na, int newconv) const
   {
-    if (end.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
-    if (end.inject) return newconv;
-    return std::min({na, cycle_end() - B_ - t_.locked, newconv + restart_keep(s_.restart, na - newconv, s_.nev - t_.locked - newconv, s_.mpd > 0 && s_.mpd < m_)});
+    const int missing = s_.nev - t_.locked;
+    return detail::kept_pairs(end.done, end.inject, na, newconv, missing,
+                              restart_keep(s_.restart, na - newconv, missing - newconv, s_.mpd > 0 && s_.mpd < m_),
+                              std::min(na, cycle_end() - B_ - t_.locked));
   }
 
   // Restart: the kept Ritz values on the diagonal; the next block step recomputes their coupling to the

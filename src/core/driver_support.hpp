@@ -120,6 +120,18 @@ inline int restart_keep(double restart, int unconverged, int missing, bool bound
   return std::max({1, static_cast<int>(restart * unconverged), std::min(unconverged, missing)});
 }
 
+/// How many Ritz vectors of the active block (na of them, the newconv leading ones converged) a thick
+/// restart keeps: when the solve ends, the converged ones or the `missing` wanted ones not yet locked,
+/// whichever is more; when a verification round starts, the converged ones only (the complement starts
+/// afresh); otherwise the converged plus `more` others (restart_keep), at most `room`, which each driver
+/// sets to leave room for its next step.
+inline int kept_pairs(bool done, bool round, int na, int newconv, int missing, int more, int room)
+{
+  if (done) return std::min(na, std::max(newconv, missing));
+  if (round) return newconv;
+  return std::min(room, newconv + more);
+}
+
 /// Diagonalizes the real symmetric active block A (na x na, column-major: the single-vector driver's
 /// tridiagonal/arrowhead matrix, real in either build); `residual` gives a pair's
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta

@@ -185,14 +185,13 @@ void Driver::adapt_to_slow_convergence(const RitzPairs &rp, int newconv, int ste
   if (stall_.after_cycle(newconv, rp.err[q], rp.w[rp.order[q]], rp.res[q], t_.locked)) restart_ = 0.5, restart_raised_ = true;
 }
 
-// How many Ritz vectors of the active block to keep: the newly converged plus the fraction
-// Settings::restart of the rest, at least one, and room for one more step. A verification round keeps
-// only the converged ones and starts the complement afresh.
+// How many Ritz vectors of the active block to keep (driver_support's kept_pairs), with room for one more
+// step and within the decision's limit; the restart fraction is the solve's own (raised after a stall).
 int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
 {
-  if (d.done) return std::min(na, std::max(newconv, s_.nev - t_.locked));
-  if (d.inject) return newconv;
-  return std::min({na - 1, d.keep_limit, newconv + restart_keep(restart_, na - newconv, s_.nev - t_.locked - newconv, mpd_bounds())});
+  const int missing = s_.nev - t_.locked;
+  return detail::kept_pairs(d.done, d.inject, na, newconv, missing, restart_keep(restart_, na - newconv, missing - newconv, mpd_bounds()),
+                            std::min(na - 1, d.keep_limit));
 }
 
 // Newly converged pairs are locked once their error is below lock_margin * tol (all of them when a
