@@ -198,7 +198,7 @@ private:
       scale = range_pass(0, count, k, col, C, G);
       if (count == k) ++full_passes_;
       bool lost = false;
-      for (int j = 0; j < B_; ++j) lost = lost || real_part(G[j + static_cast<std::size_t>(j) * B_]) < 0.5 * entering[j];
+      for (int j = 0; j < B_; ++j) lost = lost || step_rule::lost_too_much(real_part(G[j + static_cast<std::size_t>(j) * B_]), entering[j]);
       if (!lost) break;
     }
     return scale;

@@ -5,13 +5,9 @@
 // which is what makes "same eigenvalues for 1, 2 and 3 ranks" and "host vs CUDA" comparable.
 #pragma once
 
-#include <cstdint>
+#include "core/host_device.hpp"
 
-#if defined(__CUDACC__)
-#define CUDALANCZOS_HOST_DEVICE __host__ __device__
-#else
-#define CUDALANCZOS_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace cudalanczos {
 

@@ -4,14 +4,10 @@
 // same order, so they decide alike on the same numbers.
 #pragma once
 
+#include "core/host_device.hpp"
+
 #include <cfloat>
 #include <cmath>
-
-#if defined(__CUDACC__)
-#define CUDALANCZOS_HOST_DEVICE __host__ __device__
-#else
-#define CUDALANCZOS_HOST_DEVICE
-#endif
 
 namespace cudalanczos::step_rule {
 

@@ -526,7 +526,8 @@ public:
     for (std::size_t i = 0; i < count; ++i) {
       const kernels::DeviceStepRecord &rec = host_records_.data()[i + 1];
       const int flags = static_cast<int>(rec.flags);
-      records[i] = StepRecord{rec.alpha, rec.beta, rec.norm_before, rec.anorm, (flags & 1) != 0, (flags & 2) != 0};
+      records[i] = StepRecord{rec.alpha, rec.beta, rec.norm_before, rec.anorm, (flags & kernels::DeviceStepRecord::kBreakdown) != 0,
+                              (flags & kernels::DeviceStepRecord::kSecondPass) != 0};
     }
   }
 
@@ -692,15 +693,15 @@ private:
     cuda::grow(buffer, count, what, [this] { CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get())); });
   }
 
-  /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the
-  /// pinned block_stage_, which is rewritten only once its previous upload has completed: stage_done_
-  /// marks the latest upload from either staging buffer, and they all run in order on the one stream.
   // project_block / update_block of b columns against k: the single-vector kernels once per column read
   // the k columns b times, cuBLAS's gemm once but far from the bandwidth on such skinny shapes. The
   // column kernels won for a block of 2 against its window of 4 columns and lost from 16 columns on
   // (docs/tuning.md#cuda-block-projections); larger blocks were not measured and stay with cuBLAS.
   bool column_kernels_pay(int k, int b) const { return flavor_ == KernelFlavor::Custom && b <= 2 && k <= 2 * b; }
 
+  /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the
+  /// pinned block_stage_, which is rewritten only once its previous upload has completed: stage_done_
+  /// marks the latest upload from either staging buffer, and they all run in order on the one stream.
   void stage_block(const Scalar *A, int rows, int lda, int cols)
   {
     const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);

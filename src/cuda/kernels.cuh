@@ -141,16 +141,16 @@ void window_subtract_norm2(index_t n, int k, const Scalar *V, index_t ldv, int l
 // --- (e) the end of a Lanczos step: kernels/lanczos_step.cu ----------------------------------------------
 
 /// One step's record as finish_lanczos_step writes it on the device, copied to the host in one piece
-/// (the device side of StepRecord). The flags are a double so that a queue of records is an array of
-/// doubles, one copy.
+/// (the device side of StepRecord). The flag bits are held in a double so that a queue of records is an
+/// array of doubles, one copy.
 struct DeviceStepRecord {
-  static constexpr double kBreakdown = 1;  ///< flags: v_{j+1} = 0
-  static constexpr double kSecondPass = 2; ///< flags: DGKS repeated the full pass
+  static constexpr int kBreakdown = 1;  ///< flag bit: v_{j+1} = 0
+  static constexpr int kSecondPass = 2; ///< flag bit: DGKS repeated the full pass
   double alpha;
   double beta;
   double norm_before; ///< ||A v_j||^2
   double anorm;
-  double flags;       ///< kBreakdown + kSecondPass, each or none
+  double flags;       ///< kBreakdown | kSecondPass, each or none
 };
 static_assert(sizeof(DeviceStepRecord) == 5 * sizeof(double), "a step record is five doubles");
 

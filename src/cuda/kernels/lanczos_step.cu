@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kThreads) finish_step_kernel(index_t n, int j,
   for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) w[i] = scaled(factor, w[i]);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *rec = DeviceStepRecord{alpha, beta, before, anorm,
-                            (breakdown ? DeviceStepRecord::kBreakdown : 0.0) + (second ? DeviceStepRecord::kSecondPass : 0.0)};
+                            static_cast<double>((breakdown ? DeviceStepRecord::kBreakdown : 0) | (second ? DeviceStepRecord::kSecondPass : 0))};
 }
 
 } // namespace
