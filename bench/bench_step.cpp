@@ -70,6 +70,31 @@ Settings sparse_settings(int nev, int block)
   return st;
 }
 
+/// A solve's median wall time over 3 runs after a warm-up, with its result, and the wall time of one more
+/// run through `timed` (a TimedBackend over b), which holds that run's split by backend call.
+struct TimedSolve {
+  double seconds = 0, timed_seconds = 0;
+  Result result;
+};
+
+TimedSolve time_solve(Backend &b, bench::TimedBackend &timed, const Settings &st)
+{
+  b.resize_basis(basis_columns_needed(st));
+  solve(b, st, {}); // warm-up
+  std::vector<double> t;
+  TimedSolve out;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto a = std::chrono::steady_clock::now();
+    out.result = solve(b, st, {});
+    t.push_back(seconds_since(a));
+  }
+  out.seconds = median(t);
+  const auto a = std::chrono::steady_clock::now();
+  solve(timed, st, {});
+  out.timed_seconds = seconds_since(a);
+  return out;
+}
+
 /// The block step's backend operations, one call each timed with its wait (project_block waits for its
 /// result anyway), on a basis of `cols` random columns.
 void block_operations(Backend &b, int cols)
@@ -130,21 +155,10 @@ void block_solves(Backend &b)
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int nev : {1, 10})
     for (int block : {1, 2}) {
-      const Settings st = sparse_settings(nev, block);
-      b.resize_basis(basis_columns_needed(st));
-      solve(b, st, {}); // warm-up
-      std::vector<double> t;
-      Result r;
-      for (int rep = 0; rep < 3; ++rep) {
-        const auto a = std::chrono::steady_clock::now();
-        r = solve(b, st, {});
-        t.push_back(seconds_since(a));
-      }
-      const double sec = median(t);
       bench::TimedBackend tb(b);
-      const auto a = std::chrono::steady_clock::now();
-      solve(tb, st, {});
-      const double timed = seconds_since(a);
+      const TimedSolve t = time_solve(b, tb, sparse_settings(nev, block));
+      const double sec = t.seconds, timed = t.timed_seconds;
+      const Result &r = t.result;
       const double blocks = tb.block_product.s + tb.block_project.s + tb.block_update.s + tb.block_transform.s;
       std::printf("| %d | %d | %.4f | %ld | %ld | %ld | %.4f | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | "
                   "%.4f | %.4f | %.12g |\n",
@@ -316,29 +330,12 @@ try {
   for (int nev : {1, 10})
     for (bool verify : {false, true}) {
       if (nev == 10 && !verify) continue; // 2 s a solve
-      Settings st;
-      st.which = Which::LargestAlgebraic;
-      st.reorthogonalization = Reorthogonalization::Partial;
-      st.nev = nev;
-      st.ncv = std::max(2 * nev, nev + 15);
-      st.ncv_max = std::max(2 * st.ncv, st.ncv + 32);
-      st.max_it = 100000;
-      st.tol = 1e-8;
+      Settings st = sparse_settings(nev, 1);
       st.verify = verify;
-      b->resize_basis(basis_columns_needed(st));
-      solve(*b, st, {}); // warm-up
-      std::vector<double> t;
-      Result r;
-      for (int rep = 0; rep < 3; ++rep) {
-        const auto a = std::chrono::steady_clock::now();
-        r = solve(*b, st, {});
-        t.push_back(seconds_since(a));
-      }
-      const double sec = median(t);
       bench::TimedBackend tb(*b);
-      const auto a = std::chrono::steady_clock::now();
-      solve(tb, st, {});
-      const double timed_sec = seconds_since(a);
+      const TimedSolve t = time_solve(*b, tb, st);
+      const double sec = t.seconds, timed_sec = t.timed_seconds;
+      const Result &r = t.result;
       std::printf("| %d | %d..%d | %s | %.4f | %ld | %ld / %ld / %ld | %.4f | %.4f | %ld | %.4f | %ld | %.4f | %ld | %.4f | %.12g |\n",
                   nev, st.ncv, std::max(st.ncv, st.ncv_max), verify ? "on" : "off", sec, r.matvecs, r.matvecs_before_nev,
                   r.matvecs_verification, r.matvecs_check, 1e3 * sec / static_cast<double>(r.matvecs), tb.steps_s, tb.step_calls,
