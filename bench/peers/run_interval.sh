@@ -5,14 +5,18 @@
 # (anderson_windows.py: rho(0) = 0.056 per site and unit energy), each solved by
 #   cudalanczos      -eps_type cudalanczos: EPS_ALL by Lanczos on the plugin's own polynomial filter of H,
 #                    PETSc/SLEPc 3.26.1 with CUDA, H as aijcusparse (the device Mat)
+#   cudalanczos-bN   the same with the filter applied to blocks of N vectors (-eps_cudalanczos_block_size N)
 #   ks-filter        SLEPc 3.26.1's Krylov-Schur on STFILTER: a Chebyshev series with Jackson damping of
 #                    degree FILTER_DEGREE_FACTOR (6 + W/2) / (b - a), nev 1.5 count + 10 (the filter needs
 #                    an over-estimate of the count), -mat_type aijcusparse -vec_type cuda -bv_type svec
+#   ks-filtlan       the same Krylov-Schur on STFILTER at SLEPc's defaults (-st_type filter, FILTLAN at its
+#                    own degree), nev as above
 #   cudalanczos-3.18 (with CARRY318) the plugin on Debian's 3.18, H a host Mat (the plugin uploads it)
 #   slicing-mumps    (with CARRY318 and SLICING=1) SLEPc's spectrum slicing on the CPU cores: Krylov-Schur
 #                    with shift-and-invert, MUMPS Cholesky (its inertia counts the eigenvalues), mpiexec -n NP
 # Each run is one process, one solve (the example's EPSSolve, set-up and the first CUDA use included), with
 # -eps_view and -log_view; the example prints the count, the solve time and the largest true residual.
+# REPEAT=R adds the example's -repeat R: R re-solves of the same EPS and R new EPS on the same H, timed.
 #
 #   run_interval.sh CARRY326 OUT [CARRY318]
 #
@@ -57,11 +61,13 @@ for win in $windows; do
   count=${win%%:*}; ab=${win#*:}; a=${ab%,*}; b=${ab#*,}
   nev=$((count * 3 / 2 + 10))
   degree=$(awk -v f="${FILTER_DEGREE_FACTOR:-1}" -v w="$W" -v a="$a" -v b="$b" 'BEGIN { d = f * (6 + w / 2) / (b - a); print int(d) + (d > int(d)) }')
-  common="-L $L -W $W -eps_interval $a,$b -eps_tol $tol -show 5 -eps_view -log_view"
+  common="-L $L -W $W -eps_interval $a,$b -eps_tol $tol -show 5 -eps_view -log_view${REPEAT:+ -repeat $REPEAT}"
   for s in $solvers; do
     libs=$c326/lib:$c326; bin=$c326/examples/anderson_window; launch=""
     case $s in
       cudalanczos) opts="-dll_append $(plugin_of "$c326") -eps_type cudalanczos $gpu ${OURS_OPTIONS:-}" ;;
+      cudalanczos-b*) opts="-dll_append $(plugin_of "$c326") -eps_type cudalanczos -eps_cudalanczos_block_size ${s#cudalanczos-b} $gpu ${OURS_OPTIONS:-}" ;;
+      ks-filtlan) opts="-eps_type krylovschur -st_type filter -eps_nev $nev $gpu -bv_type svec" ;;
       ks-filter) opts="-eps_type krylovschur -st_type filter -st_filter_type ${FILTER_TYPE:-chebyshev} -st_filter_damping jackson"
                  opts="$opts -st_filter_degree $degree -eps_nev $nev $gpu -bv_type svec" ;;
       cudalanczos-3.18) libs=$c318; bin=$c318/examples/anderson_window
@@ -79,7 +85,7 @@ for win in $windows; do
     rc=$?
     {
       echo "== $name (rc $rc$([ $rc = 124 ] && echo ", stopped at $limit s"), $((SECONDS - start)) s wall): ${launch:+$launch }anderson_window $common $opts"
-      grep -E '^3-D Anderson|^eigenvalues .* max' "$out/logs/$name.log"
+      grep -E '^3-D Anderson|^eigenvalues .* max|^re-solve|^new EPS' "$out/logs/$name.log"
       # the plugin's -eps_view (products, filter degree) and STFILTER's (degree, threshold)
       [ $rc = 0 ] || grep 'PETSC ERROR: [A-Z]' "$out/logs/$name.log" | grep -vE 'ERROR: (See |Petsc Release|Configure|PETSc Option)' | sort -u | head -3
       grep -E 'operator applications|filter|degree|gamma|interval|last solve' "$out/logs/$name.log" | grep -vE '^ *-|PETSC ERROR' | sort -u

@@ -503,7 +503,7 @@ private:
     omega_.begin_segment(0);
     t_.exhausted = !start_block();
     for (r.its = 1;; ++r.its) {
-      const int e = extend_cycle();
+      const int e = extend_cycle(r.its);
       const int steps = (e - t_.top) / B_;
       RitzPairs rp = ritz_pairs(t_.locked, e);
       int newconv = 0;
@@ -542,14 +542,16 @@ private:
   }
 
   // Block steps from t_.top while whole blocks fit in m, ending early where ends_early allows; returns
-  // where the cycle ended.
-  int extend_cycle()
+  // where the cycle ended. Callbacks::tick after each block step (cycle `its`): a block step is one
+  // backend call per operation already, so the ticks change nothing.
+  int extend_cycle(int its)
   {
     int e = t_.top;
     const int end = cycle_end();
     while (!t_.exhausted && e + B_ <= end) {
       t_.exhausted = !block_step(e, t_.locked);
       e += B_;
+      if (c_.tick) c_.tick(its, t_.locked, matvecs_);
       if (!t_.exhausted && e + B_ <= end && ends_early(t_.locked, e, t_.verifying)) break;
     }
     return e;

@@ -33,6 +33,13 @@ constexpr double kFilteredTolFloor = 1e-13;
 // SLEPc's default basis for nev pairs, at most what is left of the problem.
 int default_ncv(int nev, index_t left) { return static_cast<int>(std::min<index_t>(left, std::max(2 * nev, nev + 15))); }
 
+// A filtered chunk's basis: SLEPc's default, and with blocks of b at least two block steps past nev.
+int chunk_ncv(int nev, index_t left, int block)
+{
+  const int ncv = default_ncv(nev, left);
+  return block > 1 ? static_cast<int>(std::min<index_t>(left, std::max(ncv, nev + 2 * block))) : ncv;
+}
+
 // The backend's filter is cleared when this goes, whatever happens.
 class FilterOnExit {
 public:
@@ -176,7 +183,7 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
       break;
     }
     s.nev = next_nev;
-    s.ncv = default_ncv(next_nev, left - k);
+    s.ncv = chunk_ncv(next_nev, left - k, s.block_size);
   }
   if (out.counts.reason == Reason::Converged && out.values.empty() && cb.global_size() > 0) out.counts.reason = Reason::MaxIterations;
   return out;
@@ -220,6 +227,7 @@ void validate_interval(const Settings &base, const IntervalSettings &w)
   if (!(w.a < w.b)) // an infinite end takes everything on that side
     throw Error("the interval [a, b] needs a < b (" + std::to_string(w.a) + ", " + std::to_string(w.b) + " given)");
   if (w.degree < 0) throw Error("the filter degree must be 0 (automatic) or positive");
+  if (w.block_size < 1) throw Error("the filtered solves' block size must be at least 1 (" + std::to_string(w.block_size) + " given)");
   if (w.degree > kMaxFilterDegree) throw Error("the filter degree must be at most " + std::to_string(kMaxFilterDegree));
   if (!(w.end_value > 0 && w.end_value < 1)) throw Error("the filter's end value must lie in (0, 1)");
   if (base.shift != 0) throw Error("an interval solve takes no shift: the window is in the eigenvalues of A");
@@ -231,7 +239,7 @@ struct ChunkPlan {
 
 // Pairs per chunk and room for the found ones, from the count estimate: one chunk when the estimate holds
 // (it must converge one value beyond the window's ends to stop), within max_columns.
-ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &base, int max_columns)
+ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &base, int block, int max_columns)
 {
   ChunkPlan p;
   const int expected = count >= 0 ? static_cast<int>(std::ceil(count + 2 * error)) : 16;
@@ -239,17 +247,17 @@ ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &bas
   p.next_nev = std::max(16, p.nev / 2);
   const auto total = [&] {
     Settings s = base;
-    s.nev = p.nev, s.ncv = p.ncv, s.ncv_max = 0, s.block_size = 1, s.purify = false;
+    s.nev = p.nev, s.ncv = p.ncv, s.ncv_max = 0, s.block_size = block, s.purify = false;
     return basis_columns_needed(s);
   };
-  p.ncv = default_ncv(p.nev, n);
+  p.ncv = chunk_ncv(p.nev, n, block);
   p.capacity = static_cast<int>(std::min<index_t>(n, std::max(2 * p.nev, expected + expected / 2 + 16)));
   if (max_columns > 0 && p.capacity + total() > max_columns) {
     p.capacity = max_columns - total();
     if (p.capacity < p.nev + 1) {
       p.nev = std::max(1, (max_columns - 3) / 4);
       p.next_nev = p.nev;
-      p.ncv = default_ncv(p.nev, n);
+      p.ncv = chunk_ncv(p.nev, n, block);
       p.capacity = max_columns - total();
     }
     if (p.capacity < p.nev + 1)
@@ -278,7 +286,7 @@ void tell_counting(const Callbacks &c, int degree, int vectors, long products)
 // residual r leaves an eigenvector of A off by about r / (the gap of p to the directions outside what was
 // found), and that error costs up to ||A|| in A's residual, which the convergence test measures against
 // the window's scale. Never below what rounding in p(A) allows.
-Settings filtered_settings(const Settings &base, const ChunkPlan &plan, double scale, double norm)
+Settings filtered_settings(const Settings &base, const ChunkPlan &plan, int block, double scale, double norm)
 {
   Settings s = base;
   s.variant = Variant::ThickRestart;
@@ -287,7 +295,7 @@ Settings filtered_settings(const Settings &base, const ChunkPlan &plan, double s
   s.nev = plan.nev;
   s.ncv = plan.ncv;
   s.ncv_max = 0;
-  s.block_size = 1;
+  s.block_size = block;
   s.purify = s.initial_vector = false;
   s.norm_estimate = 1.0;
   s.tol = std::max(base.tol * std::min(1.0, scale / norm) * 0.1, kFilteredTolFloor);
@@ -343,7 +351,7 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
       estimate_count(backend, interval_indicator(bd.lo, bd.hi, w.a, w.b, out.degree), w.count_vectors, base.seed);
   out.count_estimate = est.mean, out.count_error = est.error;
   r.matvecs += est.products;
-  const ChunkPlan plan = plan_chunks(backend.global_size(), est.mean, est.error, base, w.max_columns);
+  const ChunkPlan plan = plan_chunks(backend.global_size(), est.mean, est.error, base, w.block_size, w.max_columns);
   out.columns = plan.columns;
   ConstrainedBackend cb(backend, plan.capacity);
   cb.resize_basis(plan.columns - plan.capacity);
@@ -373,11 +381,12 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   {
     backend.set_operator_filter(&f.p);
     const FilterOnExit clear(backend);
-    ch = run_chunks(cb, filtered_settings(base, plan, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; },
+    ch = run_chunks(cb, filtered_settings(base, plan, w.block_size, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; },
                     before_chunk);
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;
+  out.block_size = w.block_size;
   const int d = cb.constraints(); // the converged vectors and the last chunk's unconverged ones
   std::vector<double> lambda, res;
   rayleigh_ritz(backend, d, lambda, res);

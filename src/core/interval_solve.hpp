@@ -25,6 +25,9 @@ struct IntervalSettings {
   int degree = 0;          ///< the filter's degree; 0: the smallest with p(a) = p(b) <= end_value
   double end_value = 0.8;  ///< see degree (polynomial_filter.hpp) (docs/tuning.md#core-filter-end-value)
   int count_vectors = 16;  ///< random vectors of the count estimate; 0: no estimate
+  /// Vectors per filtered step: b > 1 runs the filtered solves as block Lanczos, p(A) applied to b vectors
+  /// in each pass over A (Backend::apply_operator_block), degree passes for b vectors instead of b degree.
+  int block_size = 1;
   /// The most basis columns the backend may hold (its device memory); 0: no limit. A window that needs
   /// more is solved in the room there is and reported short (IntervalResult::capacity_reached).
   int max_columns = 0;
@@ -40,6 +43,7 @@ struct IntervalResult {
   int chunks = 0;              ///< filtered solves, each on the complement of the ones before
   int found = 0;               ///< filtered pairs converged (the window's, and the first ones beyond its ends)
   long filter_applications = 0; ///< applications of p(A), degree products each
+  int block_size = 1;          ///< vectors per filtered step (IntervalSettings::block_size)
   bool capacity_reached = false; ///< no room for another chunk: the window may hold more
   int columns = 0;             ///< basis columns the solve held
 };

@@ -132,7 +132,8 @@ struct Callbacks {
   /// `which` orders these. Default: value + shift.
   std::function<double(double value)> eigenvalue;
   /// While set, the driver takes its steps one backend call at a time, with the same results, and
-  /// calls this after each with the restart, the pairs locked and the products so far: progress inside
+  /// calls this after each (the block driver: after each block step, one call already) with the restart,
+  /// the pairs locked and the products so far: progress inside
   /// cycles that take minutes (a narrow interval's filtered solves, thousands of products a step).
   std::function<void(int its, int locked, long matvecs)> tick;
   /// solve_interval's progress: its plan, once the filter and the count estimate are known, then, while

@@ -222,7 +222,7 @@ public:
   {
     std::size_t total = 0;
     for (const DeviceBuffer<Scalar> *b : {&constants_, &basis_, &scalars_, &coef_, &q_, &rotate_ws_, &window_, &h2_, &block_dev_,
-                                          &block_coef_, &filter_w_, &filter_a_, &filter_b_})
+                                          &block_coef_, &filter_w_, &filter_a_, &filter_b_, &filter_y_})
       total += b->bytes();
     for (const DeviceBuffer<double> *b : {&partials_, &after_}) total += b->bytes();
     total += records_.bytes();
@@ -549,7 +549,11 @@ public:
     if (src < dst + b && dst < src + b)
       throw Error("CudaBackend::apply_operator_block: source columns " + range_text(src, b) + " and destination " +
                   range_text(dst, b) + " overlap");
-    if (!op_ || filter_) { // the host fallback, or p(A): column by column (through the pinned buffers, the filter's vectors)
+    if (filter_ && b > 1 && op_ && op_->fuses_chebyshev_steps()) {
+      ScopedDevice guard(device_);
+      return apply_filter_block(src, dst, b);
+    }
+    if (!op_ || filter_) { // the host fallback, or p(A) without fused steps: column by column (the pinned buffers, the filter's vectors)
       for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
       return;
     }
@@ -772,6 +776,25 @@ private:
       });
   }
 
+  /// V[:, dst:dst+b] = p(A) V[:, src:src+b] by the operator's fused block steps, over interleaved copies
+  /// of the columns (filter_w_: the input; filter_a_, filter_b_: the recurrence; filter_y_: the sum): the
+  /// matrix is read once per step for all b columns, and column c is bit for bit apply_filter's.
+  void apply_filter_block(int src, int dst, int b)
+  {
+    const auto count = static_cast<std::size_t>(n_) * static_cast<std::size_t>(b);
+    grow(filter_w_, count, "block filter work (interleaved input)");
+    grow(filter_a_, count, "block filter work (T_k X)");
+    grow(filter_b_, count, "block filter work (T_k X)");
+    grow(filter_y_, count, "block filter work (p(A) X)");
+    kernels::interleave_columns(n_, b, col(src), ldv_, filter_w_.data(), stream_.get());
+    for_each_chebyshev_step(
+      *filter_, filter_w_.data(), filter_a_.data(), filter_b_.data(), [](const Scalar *) {},
+      [&](const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next) {
+        op_->apply_chebyshev_step_block(st, b, cur, prev, next, filter_y_.data(), stream_.get());
+      });
+    kernels::deinterleave_columns(n_, b, filter_y_.data(), col(dst), ldv_, stream_.get());
+  }
+
   /// Queues w -= V[:, first:first+k] coef (w the column c) and, if `norm`, w^H w into the real part of
   /// scalars_[0] (the fused kernel always forms it; fetch_norm reads it). Returns false when there is
   /// nothing to queue (no rows; or k = 0 without the norm). subtract() and update() share it.
@@ -878,6 +901,7 @@ private:
   PinnedBuffer<kernels::DeviceStepRecord> host_records_;
   PinnedBuffer<Scalar> host_x_, host_y_; // the host-apply fallback
   DeviceBuffer<Scalar> filter_w_, filter_a_, filter_b_; // apply_filter: A T_k x and two Chebyshev vectors (grow-only)
+  DeviceBuffer<Scalar> filter_y_;                       // apply_filter_block: the interleaved sum (grow-only)
   std::unique_ptr<ProjectedEigen> projected_;          // projected_eigen's cuSOLVER handle and workspaces (made at first use)
 };
 

@@ -82,6 +82,17 @@ public:
   {
     return false;
   }
+  /// Whether apply_chebyshev_step and apply_chebyshev_step_block take the product fused in (queue work
+  /// and return true).
+  virtual bool fuses_chebyshev_steps() const { return false; }
+  /// apply_chebyshev_step for b columns at once (kernels::csr_chebyshev_step_block): cur, prev, next and
+  /// y hold them interleaved, row i's b entries at [i * b, i * b + b). Returns false, having queued
+  /// nothing, without a fused step (the default): the caller then filters column by column.
+  virtual bool apply_chebyshev_step_block(const ChebyshevStep &, int /*b*/, const Scalar * /*cur*/, const Scalar * /*prev*/,
+                                          Scalar * /*next*/, Scalar * /*y*/, void * /*stream*/) const
+  {
+    return false;
+  }
   /// One line for -eps_view, e.g. "dense 4000x4000, custom tiled gemv".
   virtual std::string description() const = 0;
   /// Device memory held by the operator.

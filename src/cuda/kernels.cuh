@@ -85,6 +85,11 @@ void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *c
                   const Scalar *dvec, int b, const Scalar *X, index_t ldx, Scalar *Y, index_t ldy, Scalar *interleaved,
                   cudaStream_t stream, int lanes = 0);
 
+/// Xr[i * b + c] = X[i + c * ldx] for i < rows, c < b (a column-major block interleaved row by row), and
+/// back: Y[i + c * ldy] = Xr[i * b + c]. Exact copies.
+void interleave_columns(index_t rows, int b, const Scalar *X, index_t ldx, Scalar *Xr, cudaStream_t stream);
+void deinterleave_columns(index_t rows, int b, const Scalar *Xr, Scalar *Y, index_t ldy, cudaStream_t stream);
+
 /// *longest = the most entries in one row of a CSR matrix (0 for no rows), rowptr and longest on the
 /// device: what the row-length rules below need of a matrix whose row pointers are on the device.
 void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t stream);
@@ -219,6 +224,16 @@ void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int 
 void pattern_chebyshev_step(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
                             const Scalar *dvec, const ChebyshevStep &step, const Scalar *cur, const Scalar *prev,
                             Scalar *next, Scalar *y, cudaStream_t stream, int lanes = 0);
+
+/// csr_chebyshev_step and pattern_chebyshev_step for b columns at once (a block filter: the matrix read
+/// once per step for all b). cur, prev, next and y hold their b columns interleaved (row i's entries at
+/// [i * b, i * b + b)); column c of next and y is bit for bit the single-column step's. The same aliasing.
+void csr_chebyshev_step_block(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
+                              const ChebyshevStep &step, int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                              cudaStream_t stream, int lanes = 0);
+void pattern_chebyshev_step_block(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                                  const Scalar *dvec, const ChebyshevStep &step, int b, const Scalar *cur, const Scalar *prev,
+                                  Scalar *next, Scalar *y, cudaStream_t stream, int lanes = 0);
 
 // --- (h) the uniform-pattern split of a device CSR matrix: kernels/pattern_split.cu --------------------------
 

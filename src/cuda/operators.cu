@@ -378,10 +378,22 @@ public:
   bool apply_chebyshev_step(const ChebyshevStep &st, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
                             void *stream) const override
   {
-    if (short_row_lanes_ == 0 || short_row_lanes_ > 2 || rows_ != cols_) return false;
+    if (!fuses_chebyshev_steps()) return false;
     ScopedDevice guard(device_);
     kernels::csr_chebyshev_step(rows_, nnz_, rowptr_.data, colind_.data, values_.data, st, cur, prev, next, y,
                                 static_cast<cudaStream_t>(stream), short_row_lanes_);
+    return true;
+  }
+
+  bool fuses_chebyshev_steps() const override { return short_row_lanes_ > 0 && short_row_lanes_ <= 2 && rows_ == cols_; }
+
+  bool apply_chebyshev_step_block(const ChebyshevStep &st, int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                                  void *stream) const override
+  {
+    if (!fuses_chebyshev_steps()) return false;
+    ScopedDevice guard(device_);
+    kernels::csr_chebyshev_step_block(rows_, nnz_, rowptr_.data, colind_.data, values_.data, st, b, cur, prev, next, y,
+                                      static_cast<cudaStream_t>(stream), short_row_lanes_);
     return true;
   }
 
@@ -584,6 +596,17 @@ public:
     ScopedDevice guard(device_);
     kernels::pattern_chebyshev_step(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
                                     diagonal_vector_.data(), st, cur, prev, next, y, static_cast<cudaStream_t>(stream), lanes_);
+    return true;
+  }
+
+  bool fuses_chebyshev_steps() const override { return true; }
+
+  bool apply_chebyshev_step_block(const ChebyshevStep &st, int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                                  void *stream) const override
+  {
+    ScopedDevice guard(device_);
+    kernels::pattern_chebyshev_step_block(rows_, entries_, rowptr_.data(), colind_.data(), offdiagonal_, diagonal_,
+                                          diagonal_vector_.data(), st, b, cur, prev, next, y, static_cast<cudaStream_t>(stream), lanes_);
     return true;
   }
 

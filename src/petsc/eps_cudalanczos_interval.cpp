@@ -13,7 +13,7 @@ namespace {
 // What the solves in chunks (an interval, the threshold test; src/core/interval_solve.hpp) need: a matrix's
 // products in the Euclidean inner product (A, or for EPS_GHEP the congruent B^-1/2 A B^-1/2 of a diagonal
 // B, which set-up's ChooseCongruence has taken by now), the basis's first columns for the chunks' own
-// constraints (no deflation space), single-vector thick restart. `what` names the feature in the messages.
+// constraints (no deflation space), thick restart. `what` names the feature in the messages.
 PetscErrorCode CheckChunkedSolve(EPS eps, const char *what)
 {
   EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
@@ -28,8 +28,6 @@ PetscErrorCode CheckChunkedSolve(EPS eps, const char *what)
   PetscCheck(eps->problem_type == EPS_HEP || ctx->plan.congruence, comm, PETSC_ERR_SUP,
              "EPSCUDALANCZOS computes %s for standard Hermitian problems (EPS_HEP), and for EPS_GHEP with STSHIFT and a diagonal B (an AIJ "
              "matrix with only its diagonal stored, solved as B^-1/2 A B^-1/2); for another generalized one use -eps_type krylovschur", what);
-  PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, comm, PETSC_ERR_SUP,
-             "Solved with single-vector steps, %s needs -eps_cudalanczos_block_size unset or 1", what);
   PetscFunctionReturn(0);
 }
 
@@ -100,6 +98,9 @@ PetscErrorCode EPSCUDALanczosCheckThreshold(EPS eps)
              "threshold with -eps_smallest_real");
 #endif
   PetscCall(CheckChunkedSolve(eps, "the threshold test"));
+  EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
+  PetscCheck(ctx->opt.block_size == PETSC_DEFAULT || ctx->opt.block_size <= 1, PetscObjectComm((PetscObject)eps), PETSC_ERR_SUP,
+             "Solved with single-vector steps, the threshold test needs -eps_cudalanczos_block_size unset or 1");
   PetscFunctionReturn(0);
 }
 
@@ -134,7 +135,8 @@ PetscErrorCode EPSCUDALanczosSolveInterval(EPS eps, cudalanczos::Backend &solver
   PetscFunctionBegin;
   w.a      = eps->inta;
   w.b      = eps->intb;
-  w.degree = (int)ctx->opt.filter_degree;
+  w.degree     = (int)ctx->opt.filter_degree;
+  w.block_size = ctx->opt.block_size == PETSC_DEFAULT ? 1 : (int)ctx->opt.block_size; // the user's only (docs/tuning.md#core-block-filter)
   PetscCall(EPSCUDALanczosDeviceColumns(eps, on_device, &w.max_columns));
   PetscCallCXX(ctx->last.interval_result = cudalanczos::solve_interval(solver, s, cb, w));
   ctx->last.interval = PETSC_TRUE;

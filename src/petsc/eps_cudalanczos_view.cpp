@@ -248,14 +248,17 @@ PetscErrorCode ViewVerification(EPS eps, PetscViewer viewer)
 PetscErrorCode ViewInterval(EPS eps, PetscViewer viewer)
 {
   const cudalanczos::IntervalResult &ir = ((EPS_CUDALANCZOS *)eps->data)->last.interval_result;
+  char                               block[64] = "";
 
   PetscFunctionBegin;
+  // A block step applies p(A) to its b vectors together: on the GPU one pass over A per product for all b.
+  if (ir.block_size > 1) PetscCall(PetscSNPrintf(block, sizeof(block), " in blocks of %d", ir.block_size));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  interval [%g, %g]: polynomial filter of degree %d, p(a) = p(b) = %.3f, on the spectrum's bounds [%g, %g]\n",
                                    (double)eps->inta, (double)eps->intb, ir.degree, ir.end_value, ir.lo, ir.hi));
   PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "  filtered Lanczos: %d chunks, %d pairs converged (the interval's and those beyond its ends), %ld applications "
+                                   "  filtered Lanczos%s: %d chunks, %d pairs converged (the interval's and those beyond its ends), %ld applications "
                                    "of p(A) (%ld products with A), basis of %d columns\n",
-                                   ir.chunks, ir.found, ir.filter_applications, ir.filter_applications * ir.degree, ir.columns));
+                                   block, ir.chunks, ir.found, ir.filter_applications, ir.filter_applications * ir.degree, ir.columns));
   if (ir.count_estimate >= 0) {
     // The estimate counts the eigenvalues within its kernel's blur of an end in part: where the density
     // changes there, it is off by more than its +- (the stochastic error). At the filter's degree the blur

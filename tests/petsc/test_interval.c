@@ -3,7 +3,8 @@
    window against the analytic spectrum (sums of three 1-D Laplacians' eigenvalues, with their
    multiplicities), the true residuals and orthonormality of the returned vectors (MeasurePairs), the
    -eps_view line; windows in the interior, at the upper end, with 200 eigenvalues, outside the spectrum,
-   and with both ends on (multiple) eigenvalues; the threshold test (SLEPc >= 3.26), absolute and relative;
+   and with both ends on (multiple) eigenvalues, and with the filter in blocks of b vectors
+   (EPSCUDALanczosSetBlockSize); the threshold test (SLEPc >= 3.26), absolute and relative;
    a window and the threshold test of a generalized problem with a diagonal B (D^1/2 L D^1/2 x = lambda D x,
    whose eigenvalues are the Laplacian L's); and what is refused with a PETSc error. Any number of
    ranks (uneven rows). Options: -eps_cudalanczos_backend host|cuda as for the other tests.
@@ -126,7 +127,7 @@ static PetscErrorCode CheckPairs(EPS eps, Mat A, Mat B, PetscInt k, const PetscR
 
 /* EPS_ALL on [a, b] with the options given; every pair against the analytic ones. `atleast`: the window
    must hold that many (a check of the test itself). With B (the diagonal pencil), EPS_GHEP on (A, B). */
-static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
+static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, PetscInt block, const char *name)
 {
   EPS         eps;
   PetscInt    n = NX * NY * NZ, i, expected = 0, first = -1, nconv;
@@ -145,6 +146,7 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
   PetscCall(EPSSetWhichEigenpairs(eps, EPS_ALL));
   PetscCall(EPSSetInterval(eps, a, b));
   PetscCall(EPSSetTolerances(eps, tol, 1000));
+  if (block > 1) PetscCall(EPSCUDALanczosSetBlockSize(eps, block));
   PetscCall(EPSSetFromOptions(eps));
   /* solved twice: the second time on the same EPS after EPSSetOperators (how SLEPc solves a solved EPS
      again), which must not take the first solve's grown solution size for a setting */
@@ -158,6 +160,10 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
   }
   PetscCall(ViewLine(eps, "interval [", line, sizeof(line), &found));
   if (expected > 0) PetscCall(Check(found, "  -eps_view shows the filter", line));
+  if (block > 1 && expected > 0) {
+    PetscCall(ViewLine(eps, "filtered Lanczos", line, sizeof(line), &found));
+    PetscCall(Check((PetscBool)(found && strstr(line, "in blocks of")), "  -eps_view shows the filter's blocks", line));
+  }
   PetscCall(ViewLine(eps, "eigenvalues in the interval:", line, sizeof(line), &found));
   if (expected > 0) PetscCall(Check((PetscBool)(found && strstr(line, "estimated") && strstr(line, "blurred over about")), "  -eps_view shows the count estimate and its blur", line));
   PetscCall(EPSDestroy(&eps));
@@ -167,7 +173,7 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
 static PetscErrorCode CheckWindow(Mat A, const PetscReal *ev, PetscReal a, PetscReal b, PetscInt atleast, const char *name)
 {
   PetscFunctionBeginUser;
-  PetscCall(CheckWindowOf(A, NULL, ev, a, b, atleast, name));
+  PetscCall(CheckWindowOf(A, NULL, ev, a, b, atleast, 1, name));
   PetscFunctionReturn(0);
 }
 
@@ -290,7 +296,11 @@ static PetscErrorCode CheckRefused(Mat A, const char *what)
     PetscCall(VecSet(z, 1.0));
     PetscCall(EPSSetDeflationSpace(eps, 1, &z));
     PetscCall(VecDestroy(&z));
-  } else if (!strcmp(what, "block")) {
+  } else if (!strcmp(what, "block")) { /* the threshold test's chunks take single vectors */
+#if SLEPC_VERSION_GE(3, 26, 0)
+    PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+    PetscCall(EPSSetThreshold(eps, 10.5, PETSC_FALSE));
+#endif
     PetscCall(EPSCUDALanczosSetBlockSize(eps, 2));
   }
   PetscCall(CheckSolveRefused(eps, what));
@@ -313,7 +323,10 @@ int main(int argc, char **argv)
   PetscCall(CheckWindow(A, ev, -3.0, -1.0, 0, "window outside the spectrum"));
   PetscCall(CheckWindow(A, ev, ev[100], ev[160], 60, "window with both ends on eigenvalues"));
   PetscCall(DiagonalPencil(A, &GA, &GB));
-  PetscCall(CheckWindowOf(GA, GB, ev, 5.9, 6.3, 20, "EPS_GHEP with a diagonal B, interior window"));
+  PetscCall(CheckWindowOf(GA, GB, ev, 5.9, 6.3, 20, 1, "EPS_GHEP with a diagonal B, interior window"));
+  PetscCall(CheckWindowOf(A, NULL, ev, 5.9, 6.3, 20, 4, "interior window, the filter in blocks of 4"));
+  PetscCall(CheckWindowOf(A, NULL, ev, 3.0, 6.0, 200, 8, "window with 200 eigenvalues, the filter in blocks of 8"));
+  PetscCall(CheckWindowOf(GA, GB, ev, 11.0, 13.0, 5, 3, "EPS_GHEP with a diagonal B, upper end, the filter in blocks of 3"));
 #if SLEPC_VERSION_GE(3, 26, 0)
   PetscCall(CheckThreshold(A, NULL, ev, 10.5, PETSC_FALSE, "threshold test, absolute"));
   PetscCall(CheckThreshold(A, NULL, ev, 0.9, PETSC_TRUE, "threshold test, relative"));
@@ -327,7 +340,9 @@ int main(int argc, char **argv)
   PetscCall(CheckRefused(A, "shift"));
   PetscCall(CheckRefused(A, "ghep"));
   PetscCall(CheckRefused(A, "deflation"));
+#if SLEPC_VERSION_GE(3, 26, 0)
   PetscCall(CheckRefused(A, "block"));
+#endif
   PetscCall(PetscFree(ev));
   PetscCall(MatDestroy(&A));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d passed, %d failed\n", checks - failures, failures));

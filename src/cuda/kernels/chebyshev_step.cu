@@ -10,6 +10,7 @@
 #include "cuda/kernels/sparse_row_groups.cuh"
 
 #include <string>
+#include <type_traits>
 
 namespace cudalanczos::cuda::kernels {
 namespace {
@@ -87,6 +88,26 @@ struct StepOut {
   }
 };
 
+/// StepOut for b interleaved columns (the block filter): row's entry of column c of A cur, at offset
+/// row * ld + c of the interleaved arrays (each already offset to the launch's first column).
+template <bool Accumulate>
+struct BlockStepOut {
+  ChebyshevStep st;
+  const DScalar *__restrict__ cur;
+  const DScalar *prev;
+  DScalar *next;
+  DScalar *__restrict__ y;
+  index_t ld;
+  __device__ void operator()(index_t row, int c, DScalar w) const
+  {
+    const index_t i = row * ld + c;
+    DScalar yv = Accumulate ? y[i] : DScalar{}, nv;
+    step_entry<Accumulate>(st, w, __ldg(cur + i), prev[i], yv, nv);
+    next[i] = nv;
+    y[i] = yv;
+  }
+};
+
 void check_step_arrays(const char *who, const Scalar *w, const Scalar *cur, const Scalar *prev, const Scalar *next,
                        const Scalar *y)
 {
@@ -109,7 +130,63 @@ void launch_fused_step(int lanes, index_t rows, const int *rowptr, const int *co
                          StepOut<false>{st, dev(cur), dev(prev), dev(next), dev(y)}, stream);
 }
 
+/// The fused block step: launches of 8, 4, 2 and 1 columns over the interleaved arrays (row stride b),
+/// the product's row groups as csr_spmm takes them.
+template <class Row>
+void launch_fused_block_step(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const ChebyshevStep &st,
+                             int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y, cudaStream_t stream)
+{
+  const auto launch = [&](auto width, int c) {
+    constexpr int W = decltype(width)::value;
+    const DScalar *cc = dev(cur) + c;
+    if (st.accumulate)
+      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b, BlockStepOut<true>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b},
+                           stream);
+    else
+      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b,
+                           BlockStepOut<false>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b}, stream);
+  };
+  for (int c = 0; c < b;) {
+    const int left = b - c;
+    if (left >= 8) launch(std::integral_constant<int, 8>{}, c), c += 8;
+    else if (left >= 4) launch(std::integral_constant<int, 4>{}, c), c += 4;
+    else if (left >= 2) launch(std::integral_constant<int, 2>{}, c), c += 2;
+    else launch(std::integral_constant<int, 1>{}, c), c += 1;
+  }
+}
+
+void check_block_arrays(const char *who, int b, const Scalar *cur, const Scalar *prev, const Scalar *next, const Scalar *y)
+{
+  if (b < 1) throw Error(std::string(who) + ": the block needs at least one column (b = " + std::to_string(b) + ")");
+  check_step_arrays(who, nullptr, cur, prev, next, y);
+}
+
 } // namespace
+
+void csr_chebyshev_step_block(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
+                              const ChebyshevStep &step, int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,
+                              cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || nnz < 0) throw Error("csr_chebyshev_step_block: negative size");
+  check_lanes("csr_chebyshev_step_block", lanes);
+  check_block_arrays("csr_chebyshev_step_block", b, cur, prev, next, y);
+  if (rows == 0) return;
+  launch_fused_block_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, b, cur, prev, next,
+                          y, stream);
+}
+
+void pattern_chebyshev_step_block(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
+                                  const Scalar *dvec, const ChebyshevStep &step, int b, const Scalar *cur, const Scalar *prev,
+                                  Scalar *next, Scalar *y, cudaStream_t stream, int lanes)
+{
+  if (rows < 0 || entries < 0) throw Error("pattern_chebyshev_step_block: negative size");
+  check_lanes("pattern_chebyshev_step_block", lanes);
+  check_block_arrays("pattern_chebyshev_step_block", b, cur, prev, next, y);
+  if (rows == 0) return;
+  const int g = lanes ? lanes : lanes_for(rows, entries);
+  with_pattern_row(c, d0, dvec,
+                   [&](auto op) { launch_fused_block_step(g, rows, rowptr, colind, op, step, b, cur, prev, next, y, stream); });
+}
 
 void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
                         const ChebyshevStep &step, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y,

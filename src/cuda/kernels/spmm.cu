@@ -24,6 +24,18 @@ __global__ void __launch_bounds__(kThreads) interleave_kernel(index_t rows, int 
   }
 }
 
+/// Y[i + c * ldy] = Xr[i * b + c]: interleave_kernel's inverse, threads in the order of Y (coalesced writes).
+__global__ void __launch_bounds__(kThreads) deinterleave_kernel(index_t rows, int b, const DScalar *__restrict__ Xr,
+                                                                DScalar *__restrict__ Y, index_t ldy)
+{
+  const index_t total = rows * b;
+  for (index_t e = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; e < total; e += static_cast<index_t>(gridDim.x) * kThreads) {
+    const index_t c = e / rows;
+    const index_t i = e - c * rows;
+    Y[i + c * ldy] = __ldg(Xr + i * b + c);
+  }
+}
+
 /// Y = A X for b columns of the interleaved X (row stride ldr >= b), G = lanes (a power of two up to
 /// 32), in chunks of 8, 4, 2 and 1 columns: one launch per 8 columns, at most three more for the rest.
 template <class Row>
@@ -80,6 +92,22 @@ void pattern_spmm(index_t rows, index_t entries, const int *rowptr, const int *c
   with_pattern_row(c, d0, dvec, [&](auto op) {
     block_product("pattern_spmm", rows, rows, b, g, rowptr, colind, op, dev(X), ldx, dev(Y), ldy, dev(interleaved), stream);
   });
+}
+
+void interleave_columns(index_t rows, int b, const Scalar *X, index_t ldx, Scalar *Xr, cudaStream_t stream)
+{
+  if (rows < 0 || b < 0 || ldx < rows) throw Error("interleave_columns: need rows, b >= 0 and ldx >= rows");
+  if (rows == 0 || b == 0) return;
+  interleave_kernel<<<grid_for(rows * b), kThreads, 0, stream>>>(rows, b, dev(X), ldx, dev(Xr));
+  CUDALANCZOS_CHECK_LAUNCH();
+}
+
+void deinterleave_columns(index_t rows, int b, const Scalar *Xr, Scalar *Y, index_t ldy, cudaStream_t stream)
+{
+  if (rows < 0 || b < 0 || ldy < rows) throw Error("deinterleave_columns: need rows, b >= 0 and ldy >= rows");
+  if (rows == 0 || b == 0) return;
+  deinterleave_kernel<<<grid_for(rows * b), kThreads, 0, stream>>>(rows, b, dev(Xr), dev(Y), ldy);
+  CUDALANCZOS_CHECK_LAUNCH();
 }
 
 } // namespace cudalanczos::cuda::kernels
