@@ -85,7 +85,7 @@ for win in $windows; do
     rc=$?
     {
       echo "== $name (rc $rc$([ $rc = 124 ] && echo ", stopped at $limit s"), $((SECONDS - start)) s wall): ${launch:+$launch }anderson_window $common $opts"
-      grep -E '^3-D Anderson|^eigenvalues .* max|^re-solve|^new EPS' "$out/logs/$name.log"
+      grep -E '^3-D Anderson|^eigenvalues .* max|median' "$out/logs/$name.log" # -repeat: the medians (the runs' times lie between -eps_view's blocks)
       # the plugin's -eps_view (products, filter degree) and STFILTER's (degree, threshold)
       [ $rc = 0 ] || grep 'PETSC ERROR: [A-Z]' "$out/logs/$name.log" | grep -vE 'ERROR: (See |Petsc Release|Configure|PETSc Option)' | sort -u | head -3
       grep -E 'operator applications|filter|degree|gamma|interval|last solve' "$out/logs/$name.log" | grep -vE '^ *-|PETSC ERROR' | sort -u

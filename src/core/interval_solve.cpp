@@ -158,6 +158,7 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
     detail::add_counts(out.counts, r);
     out.counts.verification_cut = out.counts.verification_cut || r.verification_cut;
     out.counts.ncv_used = std::max(out.counts.ncv_used, r.ncv_used);
+    out.counts.block_size = std::max(out.counts.block_size, r.block_size); // a chunk too small for a block takes single vectors
     ++out.chunks;
     const int room = capacity - cb.constraints();
     const int k = std::min(r.nconv, room);
@@ -386,7 +387,7 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;
-  out.block_size = w.block_size;
+  out.block_size = ch.counts.block_size;
   const int d = cb.constraints(); // the converged vectors and the last chunk's unconverged ones
   std::vector<double> lambda, res;
   rayleigh_ritz(backend, d, lambda, res);
