@@ -678,6 +678,11 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
    -eps_view says when the solver chose it. EPSCUDALanczosGetBlockSize() returns the block size in effect (after
    EPSSetUp()).
 
+   For an interval (EPS_ALL) the block size is that of the filtered solves: p(A), the interval's polynomial
+   filter, is applied to b vectors at once, and on a GPU with a sparse matrix of short rows each of its
+   products reads the matrix once for all b. Left to the solver it is 1 there. The threshold test
+   (EPSSetThreshold()) takes single-vector steps and refuses a block size above 1.
+
    Level: intermediate
 
 .seealso: EPSCUDALanczosGetBlockSize(), EPSSetDimensions()
