@@ -17,6 +17,7 @@
 # Each run is one process, one solve (the example's EPSSolve, set-up and the first CUDA use included), with
 # -eps_view and -log_view; the example prints the count, the solve time and the largest true residual.
 # REPEAT=R adds the example's -repeat R: R re-solves of the same EPS and R new EPS on the same H, timed.
+# SHOW=N prints the first N eigenvalues (5; all of them to compare the solvers' values, compare_values.py).
 #
 #   run_interval.sh CARRY326 OUT [CARRY318]
 #
@@ -61,7 +62,7 @@ for win in $windows; do
   count=${win%%:*}; ab=${win#*:}; a=${ab%,*}; b=${ab#*,}
   nev=$((count * 3 / 2 + 10))
   degree=$(awk -v f="${FILTER_DEGREE_FACTOR:-1}" -v w="$W" -v a="$a" -v b="$b" 'BEGIN { d = f * (6 + w / 2) / (b - a); print int(d) + (d > int(d)) }')
-  common="-L $L -W $W -eps_interval $a,$b -eps_tol $tol -show 5 -eps_view -log_view${REPEAT:+ -repeat $REPEAT}"
+  common="-L $L -W $W -eps_interval $a,$b -eps_tol $tol -show ${SHOW:-5} -eps_view -log_view${REPEAT:+ -repeat $REPEAT}"
   for s in $solvers; do
     libs=$c326/lib:$c326; bin=$c326/examples/anderson_window; launch=""
     case $s in

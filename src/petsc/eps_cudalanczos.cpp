@@ -219,13 +219,15 @@ PetscErrorCode EPSCUDALanczosSetBlockSize_CUDALanczos(EPS eps, PetscInt value)
   PetscFunctionReturn(0);
 }
 
-// The block size in effect: the one set, or the solver's choice (known after EPSSetUp; 1 before).
+// The block size in effect: the one set, or the solver's choice (known after EPSSetUp; 1 before); for an
+// interval, its filtered solves'.
 PetscErrorCode EPSCUDALanczosGetBlockSize_CUDALanczos(EPS eps, PetscInt *value)
 {
   const EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
 
   PetscFunctionBegin;
-  *value = ctx->opt.block_size == PETSC_DEFAULT ? ctx->plan.block_eff : ctx->opt.block_size;
+  if (eps->which == EPS_ALL) *value = ctx->plan.interval_block;
+  else *value = ctx->opt.block_size == PETSC_DEFAULT ? ctx->plan.block_eff : ctx->opt.block_size;
   PetscFunctionReturn(0);
 }
 

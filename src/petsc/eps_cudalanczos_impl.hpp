@@ -101,6 +101,8 @@ struct EPSCUDALanczosPlan {
   // whether for many pairs (EPSCUDALanczosManyPairsBlocks)
   PetscInt  block_eff  = 1;
   PetscBool block_auto = PETSC_FALSE, block_many = PETSC_FALSE;
+  // an interval's filtered solves' block size: the option, or the solver's (EPSCUDALanczosCheckInterval)
+  PetscInt interval_block = 1;
   // the restart fraction in effect (the option, or the solver's choice)
   PetscReal restart_eff = 0.5;
   // the reorthogonalization in effect (the option, or the solver's choice; see EPSCUDALanczosSetReorthog)

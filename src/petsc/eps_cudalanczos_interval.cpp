@@ -51,10 +51,17 @@ PetscErrorCode GrowSolution(EPS eps, PetscInt found)
 
 } // namespace
 
+// An interval's filtered solves take blocks of 2 unless told otherwise: fewer applications of the filter
+// than single vectors (the block certifies the verification), each product a pass over A for both on the
+// GPU; blocks of 4 and 8 took longer (docs/tuning.md#core-block-filter).
+constexpr PetscInt kIntervalBlock = 2;
+
 // The filter is a polynomial in A alone: STSHIFT without a shift, and what every solve in chunks needs.
+// Sets the filtered solves' block size.
 PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps)
 {
-  const MPI_Comm comm = PetscObjectComm((PetscObject)eps);
+  EPS_CUDALANCZOS *ctx  = (EPS_CUDALANCZOS *)eps->data;
+  const MPI_Comm   comm = PetscObjectComm((PetscObject)eps);
   PetscBool      isshift, isfilter;
   PetscScalar    sigma;
 
@@ -73,6 +80,7 @@ PetscErrorCode EPSCUDALanczosCheckInterval(EPS eps)
   PetscCall(STGetShift(eps->st, &sigma));
   PetscCheck(sigma == 0.0, comm, PETSC_ERR_SUP, "EPSCUDALANCZOS computes an interval (EPS_ALL) of A itself: the ST's shift must be 0");
   if (eps->nev == 0) eps->nev = 1;
+  ctx->plan.interval_block = ctx->opt.block_size == PETSC_DEFAULT ? kIntervalBlock : ctx->opt.block_size;
   PetscFunctionReturn(0);
 }
 
@@ -136,7 +144,7 @@ PetscErrorCode EPSCUDALanczosSolveInterval(EPS eps, cudalanczos::Backend &solver
   w.a      = eps->inta;
   w.b      = eps->intb;
   w.degree     = (int)ctx->opt.filter_degree;
-  w.block_size = ctx->opt.block_size == PETSC_DEFAULT ? 1 : (int)ctx->opt.block_size; // the user's only (docs/tuning.md#core-block-filter)
+  w.block_size = (int)ctx->plan.interval_block;
   PetscCall(EPSCUDALanczosDeviceColumns(eps, on_device, &w.max_columns));
   PetscCallCXX(ctx->last.interval_result = cudalanczos::solve_interval(solver, s, cb, w));
   ctx->last.interval = PETSC_TRUE;
