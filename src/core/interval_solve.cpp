@@ -170,6 +170,10 @@ Chunks run_chunks(ConstrainedBackend &cb, const Settings &first, int next_nev, i
     }
     cb.absorb_leading(k);
     out.counts.reason = r.reason == Reason::ResidualCheck ? Reason::Converged : r.reason;
+    // A chunk whose verification round found no room (its locked vectors filled the basis: levels of tens
+    // of copies) certified nothing: copies may be missing above the value beyond, and the next chunk, on
+    // the complement of what this one found, looks for them with a basis of its own.
+    if (r.verification_cut) beyond = false;
     if (beyond || k == 0 || out.counts.reason != Reason::Converged) {
       // The last chunk's unconverged Ritz vectors (orthonormal, after the converged ones) join the space of
       // the final Rayleigh-Ritz step: the directions just beyond the window's ends, whose filtered values
@@ -252,7 +256,10 @@ ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &bas
     return basis_columns_needed(s);
   };
   p.ncv = chunk_ncv(p.nev, n, block);
-  p.capacity = static_cast<int>(std::min<index_t>(n, std::max(2 * p.nev, expected + expected / 2 + 16)));
+  // Room for every pair the first chunk can converge (nev + ncv: its verification rounds lock values past
+  // the window too, dozens where a level of many copies lies just beyond an end), so that none is dropped
+  // for want of room before the chunk that certifies the window's end.
+  p.capacity = static_cast<int>(std::min<index_t>(n, std::max(p.nev + p.ncv, expected + expected / 2 + 16)));
   if (max_columns > 0 && p.capacity + total() > max_columns) {
     p.capacity = max_columns - total();
     if (p.capacity < p.nev + 1) {

@@ -504,3 +504,40 @@ TEST(ThresholdSolve, DenseArrowhead)
 }
 
 } // namespace
+
+// The periodic 8^3 cube without disorder (examples/anderson_window -W 0): levels of 24 and 68 copies at a
+// window's middle and ends (0 and +-(2 - sqrt 2)). Over 12 seeds each: single vectors return every
+// eigenvalue in the window; blocks of 2 return every one, or say they did not (a pair short of tol is
+// reported, never dropped in silence). Before the first chunk had room for all it converged, 8 of 30
+// seeds lost up to 10 copies at the window [-0.5, 0.65], reported as converged.
+TEST(IntervalSolve, EveryCopyOfLevelsOfTensOfCopiesOverSeeds)
+{
+  constexpr int L = 8, n = L * L * L;
+  const Op op = [](const Scalar *x, Scalar *y) {
+    const auto at = [](int i, int j, int k) { return (i + L) % L + L * ((j + L) % L + L * ((k + L) % L)); };
+    for (int k = 0; k < L; ++k)
+      for (int j = 0; j < L; ++j)
+        for (int i = 0; i < L; ++i)
+          y[at(i, j, k)] = -(x[at(i + 1, j, k)] + x[at(i - 1, j, k)] + x[at(i, j + 1, k)] + x[at(i, j - 1, k)] + x[at(i, j, k + 1)] +
+                             x[at(i, j, k - 1)]);
+  };
+  std::vector<double> all; // -2 (cos 2 pi p / L + cos 2 pi q / L + cos 2 pi r / L)
+  for (int p = 0; p < L; ++p)
+    for (int q = 0; q < L; ++q)
+      for (int r = 0; r < L; ++r) all.push_back(-2 * (std::cos(2 * M_PI * p / L) + std::cos(2 * M_PI * q / L) + std::cos(2 * M_PI * r / L)));
+  for (const auto &[a, b] : {std::pair{-0.5, 0.65}, std::pair{-0.7, 0.7}}) {
+    const auto expected = std::count_if(all.begin(), all.end(), [&](double x) { return x >= a && x <= b; });
+    for (int block : {1, 2})
+      for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+        SCOPED_TRACE("[" + std::to_string(a) + ", " + std::to_string(b) + "], blocks of " + std::to_string(block) + ", seed " + std::to_string(seed));
+        HostBackend backend(n, n, 0, op);
+        Settings s;
+        s.tol = 1e-10, s.seed = seed;
+        IntervalSettings w;
+        w.a = a, w.b = b, w.block_size = block;
+        const Result r = solve_interval(backend, s, {}, w).result;
+        if (block == 1 || r.reason == Reason::Converged) EXPECT_EQ(r.nconv, expected) << to_string(r.reason);
+        else EXPECT_EQ(r.nconv + r.residual_rejected, expected) << "every copy found, some reported short of tol";
+      }
+  }
+}
