@@ -10,7 +10,6 @@
 #include "cuda/kernels/sparse_row_groups.cuh"
 
 #include <string>
-#include <type_traits>
 
 namespace cudalanczos::cuda::kernels {
 namespace {
@@ -69,29 +68,12 @@ void launch_step(index_t n, const ChebyshevStep &st, const DScalar *w, const DSc
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
-/// The row groups' output for the fused step: row's entry of A cur goes through step_entry, as
-/// chebyshev_step would take it from w. Only the row's own thread reads prev[row] and y[row] and writes
-/// next[row] and y[row], so next may be prev; cur is only read (gathered by the product).
+/// The row groups' output for the fused step: row's entry of column c of A cur goes through step_entry, as
+/// chebyshev_step would take it from w, at row * ld + c of the arrays (ld = 1: one column; ld = b: b
+/// interleaved columns, each array offset to the launch's first column). Only that thread reads prev and y
+/// there and writes next and y there, so next may be prev; cur is only read (gathered by the product).
 template <bool Accumulate>
 struct StepOut {
-  ChebyshevStep st;
-  const DScalar *__restrict__ cur;
-  const DScalar *prev;
-  DScalar *next;
-  DScalar *__restrict__ y;
-  __device__ void operator()(index_t row, int, DScalar w) const
-  {
-    DScalar yv = Accumulate ? y[row] : DScalar{}, nv;
-    step_entry<Accumulate>(st, w, __ldg(cur + row), prev[row], yv, nv);
-    next[row] = nv;
-    y[row] = yv;
-  }
-};
-
-/// StepOut for b interleaved columns (the block filter): row's entry of column c of A cur, at offset
-/// row * ld + c of the interleaved arrays (each already offset to the launch's first column).
-template <bool Accumulate>
-struct BlockStepOut {
   ChebyshevStep st;
   const DScalar *__restrict__ cur;
   const DScalar *prev;
@@ -117,42 +99,22 @@ void check_step_arrays(const char *who, const Scalar *w, const Scalar *cur, cons
     throw Error(std::string(who) + ": next and y must be arrays of their own (only next may be prev)");
 }
 
-/// The fused product and step: row groups of `lanes` over the matrix `op` weighs, into StepOut.
+/// The fused product and step for b columns (b = 1: a vector; else interleaved, row stride b): row groups
+/// of `lanes` over the matrix `op` weighs, into StepOut, in the column chunks of csr_spmm.
 template <class Row>
-void launch_fused_step(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const ChebyshevStep &st,
+void launch_fused_step(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const ChebyshevStep &st, int b,
                        const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y, cudaStream_t stream)
 {
-  if (st.accumulate)
-    launch_row_groups<1>(lanes, rows, rowptr, colind, op, dev(cur), 1, StepOut<true>{st, dev(cur), dev(prev), dev(next), dev(y)},
-                         stream);
-  else
-    launch_row_groups<1>(lanes, rows, rowptr, colind, op, dev(cur), 1,
-                         StepOut<false>{st, dev(cur), dev(prev), dev(next), dev(y)}, stream);
-}
-
-/// The fused block step: launches of 8, 4, 2 and 1 columns over the interleaved arrays (row stride b),
-/// the product's row groups as csr_spmm takes them.
-template <class Row>
-void launch_fused_block_step(int lanes, index_t rows, const int *rowptr, const int *colind, Row op, const ChebyshevStep &st,
-                             int b, const Scalar *cur, const Scalar *prev, Scalar *next, Scalar *y, cudaStream_t stream)
-{
-  const auto launch = [&](auto width, int c) {
+  for_column_chunks(b, [&](auto width, int c) {
     constexpr int W = decltype(width)::value;
     const DScalar *cc = dev(cur) + c;
     if (st.accumulate)
-      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b, BlockStepOut<true>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b},
+      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b, StepOut<true>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b},
                            stream);
     else
-      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b,
-                           BlockStepOut<false>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b}, stream);
-  };
-  for (int c = 0; c < b;) {
-    const int left = b - c;
-    if (left >= 8) launch(std::integral_constant<int, 8>{}, c), c += 8;
-    else if (left >= 4) launch(std::integral_constant<int, 4>{}, c), c += 4;
-    else if (left >= 2) launch(std::integral_constant<int, 2>{}, c), c += 2;
-    else launch(std::integral_constant<int, 1>{}, c), c += 1;
-  }
+      launch_row_groups<W>(lanes, rows, rowptr, colind, op, cc, b, StepOut<false>{st, cc, dev(prev) + c, dev(next) + c, dev(y) + c, b},
+                           stream);
+  });
 }
 
 void check_block_arrays(const char *who, int b, const Scalar *cur, const Scalar *prev, const Scalar *next, const Scalar *y)
@@ -171,8 +133,8 @@ void csr_chebyshev_step_block(index_t rows, index_t nnz, const int *rowptr, cons
   check_lanes("csr_chebyshev_step_block", lanes);
   check_block_arrays("csr_chebyshev_step_block", b, cur, prev, next, y);
   if (rows == 0) return;
-  launch_fused_block_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, b, cur, prev, next,
-                          y, stream);
+  launch_fused_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, b, cur, prev, next, y,
+                    stream);
 }
 
 void pattern_chebyshev_step_block(index_t rows, index_t entries, const int *rowptr, const int *colind, Scalar c, Scalar d0,
@@ -185,7 +147,7 @@ void pattern_chebyshev_step_block(index_t rows, index_t entries, const int *rowp
   if (rows == 0) return;
   const int g = lanes ? lanes : lanes_for(rows, entries);
   with_pattern_row(c, d0, dvec,
-                   [&](auto op) { launch_fused_block_step(g, rows, rowptr, colind, op, step, b, cur, prev, next, y, stream); });
+                   [&](auto op) { launch_fused_step(g, rows, rowptr, colind, op, step, b, cur, prev, next, y, stream); });
 }
 
 void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int *colind, const Scalar *values,
@@ -196,7 +158,7 @@ void csr_chebyshev_step(index_t rows, index_t nnz, const int *rowptr, const int 
   check_lanes("csr_chebyshev_step", lanes);
   if (rows == 0) return;
   check_step_arrays("csr_chebyshev_step", nullptr, cur, prev, next, y);
-  launch_fused_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, cur, prev, next, y,
+  launch_fused_step(lanes ? lanes : lanes_for(rows, nnz), rows, rowptr, colind, CsrRow{dev(values)}, step, 1, cur, prev, next, y,
                     stream);
 }
 
@@ -209,7 +171,7 @@ void pattern_chebyshev_step(index_t rows, index_t entries, const int *rowptr, co
   if (rows == 0) return;
   check_step_arrays("pattern_chebyshev_step", nullptr, cur, prev, next, y);
   const int g = lanes ? lanes : lanes_for(rows, entries);
-  with_pattern_row(c, d0, dvec, [&](auto op) { launch_fused_step(g, rows, rowptr, colind, op, step, cur, prev, next, y, stream); });
+  with_pattern_row(c, d0, dvec, [&](auto op) { launch_fused_step(g, rows, rowptr, colind, op, step, 1, cur, prev, next, y, stream); });
 }
 
 void chebyshev_step(index_t n, const ChebyshevStep &step, const Scalar *w, const Scalar *cur, const Scalar *prev,

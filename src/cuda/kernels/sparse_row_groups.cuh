@@ -9,6 +9,7 @@
 #include "cuda/kernels/launch.cuh"
 
 #include <string>
+#include <type_traits>
 
 namespace cudalanczos::cuda::kernels {
 namespace {
@@ -117,6 +118,20 @@ void launch_row_groups(int lanes, index_t rows, const int *rowptr, const int *co
   case 8: return launch_fixed_groups<8, B>(rows, rowptr, colind, op, X, ldr, out, stream);
   case 16: return launch_fixed_groups<16, B>(rows, rowptr, colind, op, X, ldr, out, stream);
   default: return launch_fixed_groups<32, B>(rows, rowptr, colind, op, X, ldr, out, stream);
+  }
+}
+
+/// Calls launch(std::integral_constant<int, W>{}, c) for the columns c..c+W-1 of b, W = 8 while 8 are
+/// left, then 4, 2 and 1: one launch of the row groups per 8 columns, at most three more for the rest.
+template <class Launch>
+void for_column_chunks(int b, Launch &&launch)
+{
+  for (int c = 0; c < b;) {
+    const int left = b - c;
+    if (left >= 8) launch(std::integral_constant<int, 8>{}, c), c += 8;
+    else if (left >= 4) launch(std::integral_constant<int, 4>{}, c), c += 4;
+    else if (left >= 2) launch(std::integral_constant<int, 2>{}, c), c += 2;
+    else launch(std::integral_constant<int, 1>{}, c), c += 1;
   }
 }
 

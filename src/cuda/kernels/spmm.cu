@@ -42,15 +42,9 @@ template <class Row>
 void launch_column_chunks(int lanes, int b, index_t rows, const int *rowptr, const int *colind, Row op, const DScalar *X,
                           index_t ldr, DScalar *Y, index_t ldy, cudaStream_t stream)
 {
-  for (int c = 0; c < b;) {
-    const int left = b - c;
-    const DScalar *Xc = X + c;
-    DScalar *Yc = Y + c * ldy;
-    if (left >= 8) launch_row_groups<8>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 8;
-    else if (left >= 4) launch_row_groups<4>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 4;
-    else if (left >= 2) launch_row_groups<2>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 2;
-    else launch_row_groups<1>(lanes, rows, rowptr, colind, op, Xc, ldr, ColumnsOut{Yc, ldy}, stream), c += 1;
-  }
+  for_column_chunks(b, [&](auto width, int c) {
+    launch_row_groups<decltype(width)::value>(lanes, rows, rowptr, colind, op, X + c, ldr, ColumnsOut{Y + c * ldy, ldy}, stream);
+  });
 }
 
 /// The block products' common part: X interleaved into `interleaved` (cols * b Scalars), then the
