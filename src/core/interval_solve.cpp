@@ -240,6 +240,7 @@ void validate_interval(const Settings &base, const IntervalSettings &w)
 
 struct ChunkPlan {
   int nev = 0, ncv = 0, next_nev = 0, capacity = 0, columns = 0;
+  int block = 1; ///< vectors per filtered step (IntervalSettings::block_size)
 };
 
 // Pairs per chunk and room for the found ones, from the count estimate: one chunk when the estimate holds
@@ -247,6 +248,7 @@ struct ChunkPlan {
 ChunkPlan plan_chunks(index_t n, double count, double error, const Settings &base, int block, int max_columns)
 {
   ChunkPlan p;
+  p.block = block;
   const int expected = count >= 0 ? static_cast<int>(std::ceil(count + 2 * error)) : 16;
   p.nev = static_cast<int>(std::min<index_t>(n, std::clamp(expected + 2, 4, kMaxChunkNev)));
   p.next_nev = std::max(16, p.nev / 2);
@@ -294,7 +296,7 @@ void tell_counting(const Callbacks &c, int degree, int vectors, long products)
 // residual r leaves an eigenvector of A off by about r / (the gap of p to the directions outside what was
 // found), and that error costs up to ||A|| in A's residual, which the convergence test measures against
 // the window's scale. Never below what rounding in p(A) allows.
-Settings filtered_settings(const Settings &base, const ChunkPlan &plan, int block, double scale, double norm)
+Settings filtered_settings(const Settings &base, const ChunkPlan &plan, double scale, double norm)
 {
   Settings s = base;
   s.variant = Variant::ThickRestart;
@@ -303,7 +305,7 @@ Settings filtered_settings(const Settings &base, const ChunkPlan &plan, int bloc
   s.nev = plan.nev;
   s.ncv = plan.ncv;
   s.ncv_max = 0;
-  s.block_size = block;
+  s.block_size = plan.block;
   s.purify = s.initial_vector = false;
   s.norm_estimate = 1.0;
   s.tol = std::max(base.tol * std::min(1.0, scale / norm) * 0.1, kFilteredTolFloor);
@@ -389,12 +391,11 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
   {
     backend.set_operator_filter(&f.p);
     const FilterOnExit clear(backend);
-    ch = run_chunks(cb, filtered_settings(base, plan, w.block_size, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; },
+    ch = run_chunks(cb, filtered_settings(base, plan, scale, spectrum), plan.next_nev, plan.capacity, cf, [&](double v) { return v >= f.end_value; },
                     before_chunk);
   }
   out.chunks = ch.chunks, out.found = static_cast<int>(ch.values.size()), out.capacity_reached = ch.capacity_reached;
   out.filter_applications = ch.counts.matvecs;
-  out.block_size = ch.counts.block_size;
   const int d = cb.constraints(); // the converged vectors and the last chunk's unconverged ones
   std::vector<double> lambda, res;
   rayleigh_ritz(backend, d, lambda, res);

@@ -43,7 +43,6 @@ struct IntervalResult {
   int chunks = 0;              ///< filtered solves, each on the complement of the ones before
   int found = 0;               ///< filtered pairs converged (the window's, and the first ones beyond its ends)
   long filter_applications = 0; ///< applications of p(A), degree products each
-  int block_size = 1;          ///< vectors per filtered step (IntervalSettings::block_size; 1 where no chunk had room for a block)
   bool capacity_reached = false; ///< no room for another chunk: the window may hold more
   int columns = 0;             ///< basis columns the solve held
 };

@@ -247,12 +247,14 @@ PetscErrorCode ViewVerification(EPS eps, PetscViewer viewer)
 // An interval (EPS_ALL): the filter, the count estimate against what was found, and the room.
 PetscErrorCode ViewInterval(EPS eps, PetscViewer viewer)
 {
-  const cudalanczos::IntervalResult &ir = ((EPS_CUDALANCZOS *)eps->data)->last.interval_result;
+  const EPSCUDALanczosLastSolve      &last = ((EPS_CUDALANCZOS *)eps->data)->last;
+  const cudalanczos::IntervalResult &ir   = last.interval_result;
   char                               block[64] = "";
 
   PetscFunctionBegin;
   // A block step applies p(A) to its b vectors together: on the GPU one pass over A per product for all b.
-  if (ir.block_size > 1) PetscCall(PetscSNPrintf(block, sizeof(block), " in blocks of %d", ir.block_size));
+  // The solve's block size is the largest its chunks took (1 where none had room for a block).
+  if (last.result.block_size > 1) PetscCall(PetscSNPrintf(block, sizeof(block), " in blocks of %d", last.result.block_size));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  interval [%g, %g]: polynomial filter of degree %d, p(a) = p(b) = %.3f, on the spectrum's bounds [%g, %g]\n",
                                    (double)eps->inta, (double)eps->intb, ir.degree, ir.end_value, ir.lo, ir.hi));
   PetscCall(PetscViewerASCIIPrintf(viewer,
