@@ -108,7 +108,8 @@ PetscErrorCode EPSCUDALanczosGetVariant(EPS eps, EPSCUDALanczosVariant *value)
    Left to the solver, the choice is partial for single-vector steps with STSHIFT on a sparse (non-dense)
    matrix, and full otherwise: block steps take partial only when asked (it took 0.85-1.05 of full's time
    on sparse matrices); other STs' products are solves and their steps few; a dense matrix's product reads
-   n^2 entries, against which a full pass over the basis costs little. On a GPU partial
+   n^2 entries, against which a full pass over the basis costs little; an interval's (EPS_ALL) filtered
+   step costs the filter's degree in products, and full needs fewer of them. On a GPU partial
    took 0.81-0.96 of full's time on sparse Laplacians and a power-law graph, with the same products
    (docs/tuning.md).
    EPSCUDALanczosGetReorthog() returns the choice in effect (after EPSSetUp()). The thesis variant

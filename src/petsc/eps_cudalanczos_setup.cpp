@@ -270,7 +270,8 @@ PetscErrorCode CheckBlockSteps(EPS eps, PetscInt neff)
 // step's orthogonalization is what costs (the product is one matrix pass); full otherwise. Block steps
 // need full; other STs are chosen so that few steps are needed and each product is a solve, so full
 // costs next to nothing there; a dense matrix's product reads n^2 entries against a pass over the
-// basis's n ncv, and partial cost it products (docs/tuning.md#petsc-default-reorthogonalization).
+// basis's n ncv, and partial cost it products; an interval's filtered step is the filter's degree in
+// products, and its semi-orthogonal basis cost a third more of them (docs/tuning.md#petsc-default-reorthogonalization).
 PetscErrorCode ChooseReorthog(EPS eps, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
@@ -285,7 +286,8 @@ PetscErrorCode ChooseReorthog(EPS eps, PetscBool isshift)
   ctx->plan.reorthog_dense = dense;
   if (ctx->opt.reorthog_set) ctx->plan.reorthog_eff = ctx->opt.reorthog;
   else
-    ctx->plan.reorthog_eff = ctx->plan.block_eff == 1 && isshift && !dense ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
+    ctx->plan.reorthog_eff =
+        ctx->plan.block_eff == 1 && isshift && !dense && eps->which != EPS_ALL ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
   PetscFunctionReturn(0);
 }
 

@@ -30,11 +30,12 @@ PetscErrorCode ViewReorthog(EPS eps, PetscViewer viewer)
   else if (eps->state >= EPS_STATE_SETUP)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[plan.reorthog_eff],
                                      plan.reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
+                                     : eps->which == EPS_ALL                                ? "an interval, whose filtered step is the filter's degree in products"
                                      : plan.block_eff > 1                                   ? "block steps; partial on request"
                                      : eps->isgeneralized                                   ? "a generalized problem: each product is a solve"
                                      : plan.reorthog_dense                                  ? "a dense matrix, whose product costs more than a full pass"
                                                                                             : "an ST other than STSHIFT"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a sparse or shell operator of a standard problem, else full)\n"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a sparse or shell operator of a standard problem, full for an interval and otherwise)\n"));
   PetscFunctionReturn(0);
 }
 

@@ -169,6 +169,12 @@ static PetscErrorCode CheckWindowOf(Mat A, Mat B, const PetscReal *ev, PetscReal
     PetscCall(EPSCUDALanczosGetBlockSize(eps, &got));
     PetscCall(Check((PetscBool)(got == (block ? block : 2)), "  EPSCUDALanczosGetBlockSize gives the filter's block size", want));
   }
+  if (expected > 0) { /* full reorthogonalization, the solver's choice for an interval: a filtered step is degree products */
+    EPSCUDALanczosReorthog r;
+    PetscCall(EPSCUDALanczosGetReorthog(eps, &r));
+    PetscCall(ViewLine(eps, "reorthogonalization:", line, sizeof(line), &found));
+    PetscCall(Check((PetscBool)(r == EPS_CUDALANCZOS_REORTHOG_FULL && found && strstr(line, "full (chosen: an interval")), "  the solver chose full reorthogonalization", line));
+  }
   PetscCall(ViewLine(eps, "eigenvalues in the interval:", line, sizeof(line), &found));
   if (expected > 0) PetscCall(Check((PetscBool)(found && strstr(line, "estimated") && strstr(line, "blurred over about")), "  -eps_view shows the count estimate and its blur", line));
   PetscCall(EPSDestroy(&eps));
