@@ -33,7 +33,7 @@ Window map_window(double lo, double hi, double a, double b)
 // The delta at cos(theta_g), damped, normalized to 1 there.
 ChebyshevFilter delta_filter(const Window &w, int degree, double theta_g)
 {
-  const std::vector<double> g = jackson_damping(degree);
+  const std::vector<double> g = sigma_damping(degree);
   ChebyshevFilter f;
   f.center = w.center;
   f.half_width = w.half_width;
@@ -44,7 +44,7 @@ ChebyshevFilter delta_filter(const Window &w, int degree, double theta_g)
     f.coef[k] = (k == 0 ? 1.0 : 2.0) * g[k] * c;
     peak += f.coef[k] * c;
   }
-  for (double &c : f.coef) c /= peak; // peak > 0: Jackson's kernel is positive
+  for (double &c : f.coef) c /= peak; // peak > 0: every factor is, and so is each term at theta_g
   return f;
 }
 
@@ -78,6 +78,17 @@ std::vector<double> jackson_damping(int degree)
   std::vector<double> g(static_cast<std::size_t>(degree) + 1);
   for (int k = 0; k <= degree; ++k)
     g[k] = ((1 - k / m2) * std::sin(alpha) * std::cos(k * alpha) + std::cos(alpha) * std::sin(k * alpha) / m2) / std::sin(alpha);
+  return g;
+}
+
+std::vector<double> sigma_damping(int degree)
+{
+  if (degree < 0) throw Error("sigma_damping: negative degree");
+  std::vector<double> g(static_cast<std::size_t>(degree) + 1, 1.0);
+  for (int k = 1; k <= degree; ++k) {
+    const double x = k * M_PI / (degree + 1);
+    g[k] = std::sin(x) / x;
+  }
   return g;
 }
 

@@ -20,23 +20,31 @@ using namespace cudalanczos::testing;
 
 // ---- the filters
 
+// The sigma-damped delta's side lobes stay below the end values a solve uses (0.8 by default; 0.5 here
+// too), at the spectrum's ends as well, where the kernel's two images overlap, and at high degrees.
 TEST(PolynomialFilter, WindowFilterIsBalancedAndSeparatesTheWindow)
 {
   struct Case { double lo, hi, a, b; };
-  for (const Case &w : {Case{-1, 9, 3.0, 3.4}, Case{0, 8, 7.2, 9.0}, Case{0, 8, -1.0, 0.3}, Case{-2, 2, -0.01, 0.02}}) {
-    const WindowFilter f = window_filter(w.lo, w.hi, w.a, w.b, 0, 0.5);
+  for (const double end : {0.5, 0.8})
+  for (const Case &w : {Case{-1, 9, 3.0, 3.4}, Case{0, 8, 7.2, 9.0}, Case{0, 8, -1.0, 0.3}, Case{-2, 2, -0.01, 0.02},
+                        Case{0, 8, 7.99, 8.5}, Case{0, 8, 0.004, 0.006}, Case{-14.25, 14.25, -0.000445, 0.000445}}) {
+    const WindowFilter f = window_filter(w.lo, w.hi, w.a, w.b, 0, end);
     const double a = std::max(w.a, w.lo), b = std::min(w.b, w.hi);
-    SCOPED_TRACE("window [" + std::to_string(w.a) + ", " + std::to_string(w.b) + "], degree " + std::to_string(f.p.degree()));
+    SCOPED_TRACE("window [" + std::to_string(w.a) + ", " + std::to_string(w.b) + "], end value " + std::to_string(end) + ", degree " +
+                 std::to_string(f.p.degree()));
     EXPECT_NEAR(f.p(a), f.end_value, 1e-9);
     EXPECT_NEAR(f.p(b), f.end_value, 1e-9);
-    EXPECT_LE(f.end_value, 0.5);
+    EXPECT_LE(f.end_value, end);
     EXPECT_NEAR(f.p(f.gamma), 1.0, 1e-12);
     // the smallest degree: one less leaves the ends above the value asked for
     if (f.p.degree() > 2) {
-      EXPECT_GT(window_filter(w.lo, w.hi, w.a, w.b, f.p.degree() - 1, 0.5).end_value, 0.5);
+      EXPECT_GT(window_filter(w.lo, w.hi, w.a, w.b, f.p.degree() - 1, end).end_value, end);
     }
-    for (int i = 0; i <= 4000; ++i) {
-      const double x = w.lo + (w.hi - w.lo) * i / 4000.0;
+    // on a grid, and densely around the window, where the peak and its first side lobes lie
+    const int grid = 4000, near = 4000;
+    for (int i = 0; i <= grid + near; ++i) {
+      const double x = i <= grid ? w.lo + (w.hi - w.lo) * i / grid : a - 3 * (b - a) + 7 * (b - a) * (i - grid) / near;
+      if (x < w.lo || x > w.hi) continue;
       const double px = f.p(x);
       if (x >= a && x <= b) {
         EXPECT_GE(px, f.end_value * (1 - 1e-9)) << "inside at " << x;
@@ -45,6 +53,21 @@ TEST(PolynomialFilter, WindowFilterIsBalancedAndSeparatesTheWindow)
       }
     }
   }
+}
+
+TEST(PolynomialFilter, SigmaFactorsFallFromOneAndStayPositive)
+{
+  for (const int degree : {0, 1, 7, 300}) {
+    const std::vector<double> g = sigma_damping(degree);
+    ASSERT_EQ(g.size(), static_cast<std::size_t>(degree) + 1);
+    EXPECT_EQ(g[0], 1.0);
+    for (int k = 1; k <= degree; ++k) {
+      EXPECT_GT(g[k], 0.0);
+      EXPECT_LT(g[k], g[k - 1]);
+      EXPECT_NEAR(g[k], std::sin(k * M_PI / (degree + 1)) / (k * M_PI / (degree + 1)), 1e-15);
+    }
+  }
+  EXPECT_THROW(sigma_damping(-1), Error);
 }
 
 TEST(PolynomialFilter, IndicatorTraceCountsTheEigenvaluesInTheWindow)
