@@ -218,12 +218,15 @@ void rayleigh_ritz(Backend &b, int d, std::vector<double> &lambda, std::vector<d
   }
 }
 
-// Columns first..first+count-1 become columns 0..count-1.
-void move_to_front(Backend &b, int d, int first, int count)
+// Columns cols[0], cols[1], ... of 0..d-1 become columns 0, 1, ...
+void gather_to_front(Backend &b, int d, const std::vector<int> &cols)
 {
-  if (first == 0 || count == 0) return;
+  const auto count = static_cast<int>(cols.size());
+  bool in_place = true;
+  for (int j = 0; j < count; ++j) in_place = in_place && cols[j] == j;
+  if (in_place) return;
   std::vector<Scalar> Q(static_cast<std::size_t>(d) * count, Scalar(0));
-  for (int j = 0; j < count; ++j) Q[(first + j) + static_cast<std::size_t>(j) * d] = 1.0;
+  for (int j = 0; j < count; ++j) Q[cols[j] + static_cast<std::size_t>(j) * d] = 1.0;
   b.rotate(d, count, Q.data(), d);
 }
 
@@ -312,32 +315,43 @@ Settings filtered_settings(const Settings &base, const ChunkPlan &plan, double s
   return s;
 }
 
-// The pairs of columns 0..d-1 (Ritz pairs of A, ascending) whose eigenvalue lies in [a, b] within its
-// residual, moved to the front, into r. Each error is the convergence test's at the larger of |lambda| and
-// the window's scale (its larger finite end in magnitude, or the spectrum's): a window around 0 holds
-// eigenvalues at or near 0, whose relative error would otherwise never pass.
+// A pair's error as the convergence test measures it: at the larger of |lambda| and the window's scale.
+double window_error(const Callbacks &c, double scale, double lambda, double res)
+{
+  return c.error(std::abs(lambda) >= scale ? lambda : std::copysign(scale, lambda), res);
+}
+
+// The pairs of columns 0..d-1 (Ritz pairs of A, ascending) whose eigenvalue lies in [a, b], moved to the
+// front, into r: within its residual where the pair meets tol (an eigenvalue on an end), within rounding
+// where it does not (a Ritz value short of tol just outside, from the unconverged vectors, whose residual
+// reaches into the window, is no eigenvalue of it). The pairs that meet tol come first, ascending, then
+// those short of it: r.nconv counts the first, and the caller returns those. Each error is the
+// convergence test's at the larger of |lambda| and the window's scale (its larger finite end in
+// magnitude, or the spectrum's): a window around 0 holds eigenvalues at or near 0, whose relative error
+// would otherwise never pass.
 void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, double tol, double scale, int d,
                    const std::vector<double> &lambda, const std::vector<double> &res, Result &r)
 {
   const auto inside = [&](int i) {
-    const double slack = res[i] + 8 * detail::eps * scale;
+    const double slack = (window_error(c, scale, lambda[i], res[i]) < tol ? res[i] : 0) + 8 * detail::eps * scale;
     return lambda[i] >= w.a - slack && lambda[i] <= w.b + slack;
   };
-  int first = 0;
-  while (first < d && !inside(first)) ++first;
-  int last = first;
-  while (last < d && inside(last)) ++last;
-  move_to_front(b, d, first, last - first);
-  r.eigenvalues.assign(lambda.begin() + first, lambda.begin() + last);
+  std::vector<int> met, short_of_tol;
+  for (int i = 0; i < d; ++i)
+    if (inside(i)) (window_error(c, scale, lambda[i], res[i]) < tol ? met : short_of_tol).push_back(i);
+  std::vector<int> order = met;
+  order.insert(order.end(), short_of_tol.begin(), short_of_tol.end());
+  gather_to_front(b, d, order);
+  r.eigenvalues.clear();
   r.errors.clear();
-  r.nconv = 0;
-  for (int i = first; i < last; ++i) {
-    r.errors.push_back(c.error(std::abs(lambda[i]) >= scale ? lambda[i] : std::copysign(scale, lambda[i]), res[i]));
-    if (r.errors.back() < tol) ++r.nconv;
+  for (const int i : order) {
+    r.eigenvalues.push_back(lambda[i]);
+    r.errors.push_back(window_error(c, scale, lambda[i], res[i]));
   }
-  r.residuals_checked = last - first; // every pair's residual computed with A: none proven
+  r.nconv = static_cast<int>(met.size());
+  r.residuals_checked = static_cast<int>(order.size()); // every pair's residual computed with A: none proven
   r.residuals_proven = 0;
-  r.residual_rejected = (last - first) - r.nconv;
+  r.residual_rejected = static_cast<int>(short_of_tol.size());
   if (r.residual_rejected > 0 && r.reason == Reason::Converged) r.reason = Reason::ResidualCheck;
 }
 
