@@ -271,7 +271,8 @@ PetscErrorCode CheckBlockSteps(EPS eps, PetscInt neff)
 // need full; other STs are chosen so that few steps are needed and each product is a solve, so full
 // costs next to nothing there; a dense matrix's product reads n^2 entries against a pass over the
 // basis's n ncv, and partial cost it products; an interval's filtered step is the filter's degree in
-// products, and its semi-orthogonal basis cost a third more of them (docs/tuning.md#petsc-default-reorthogonalization).
+// products, and its semi-orthogonal basis cost a third more of them
+// (docs/tuning.md#petsc-default-reorthogonalization).
 PetscErrorCode ChooseReorthog(EPS eps, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx   = (EPS_CUDALANCZOS *)eps->data;
