@@ -38,8 +38,8 @@ struct WindowFilter {
 inline constexpr int kMaxFilterDegree = 100000;
 
 /// The balanced (sigma-damped) delta filter of [a, b] on [lo, hi] (lo < hi, a < b, [a, b] meeting
-/// [lo, hi]); `degree` > 0 fixes the degree, 0 takes the smallest one (at most kMaxFilterDegree) with p(a) = p(b) <= end_value.
-/// Throws Error for arguments outside these ranges.
+/// [lo, hi]); `degree` > 0 fixes the degree, 0 takes the smallest one (at most kMaxFilterDegree) with
+/// p(a) = p(b) <= end_value. Throws Error for arguments outside these ranges.
 WindowFilter window_filter(double lo, double hi, double a, double b, int degree, double end_value);
 
 /// The Jackson-damped Chebyshev series of the indicator function of [a, b] on [lo, hi], of `degree`:
