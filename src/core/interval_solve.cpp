@@ -332,13 +332,13 @@ double window_error(const Callbacks &c, double scale, double lambda, double res)
 void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, double tol, double scale, int d,
                    const std::vector<double> &lambda, const std::vector<double> &res, Result &r)
 {
-  const auto inside = [&](int i) {
-    const double slack = (window_error(c, scale, lambda[i], res[i]) < tol ? res[i] : 0) + 8 * detail::eps * scale;
-    return lambda[i] >= w.a - slack && lambda[i] <= w.b + slack;
-  };
+  std::vector<double> err(static_cast<std::size_t>(d));
   std::vector<int> met, short_of_tol;
-  for (int i = 0; i < d; ++i)
-    if (inside(i)) (window_error(c, scale, lambda[i], res[i]) < tol ? met : short_of_tol).push_back(i);
+  for (int i = 0; i < d; ++i) {
+    err[i] = window_error(c, scale, lambda[i], res[i]);
+    const double slack = (err[i] < tol ? res[i] : 0) + 8 * detail::eps * scale;
+    if (lambda[i] >= w.a - slack && lambda[i] <= w.b + slack) (err[i] < tol ? met : short_of_tol).push_back(i);
+  }
   std::vector<int> order = met;
   order.insert(order.end(), short_of_tol.begin(), short_of_tol.end());
   gather_to_front(b, d, order);
@@ -346,7 +346,7 @@ void select_window(Backend &b, const IntervalSettings &w, const Callbacks &c, do
   r.errors.clear();
   for (const int i : order) {
     r.eigenvalues.push_back(lambda[i]);
-    r.errors.push_back(window_error(c, scale, lambda[i], res[i]));
+    r.errors.push_back(err[i]);
   }
   r.nconv = static_cast<int>(met.size());
   r.residuals_checked = static_cast<int>(order.size()); // every pair's residual computed with A: none proven

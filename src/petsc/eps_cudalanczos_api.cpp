@@ -506,10 +506,10 @@ PetscErrorCode EPSCUDALanczosGetNcvMax(EPS eps, PetscInt *value)
    Notes:
    With EPS_ALL the solver runs thick-restart Lanczos on p(A), a Chebyshev series of a delta at a point
    of the interval [a, b] damped by Lanczos' sigma factors, balanced so that p(a) = p(b) and normalized
-   to 1 at its peak: the eigenvalues in [a, b] are those with p(lambda) >= p(a). Every application of p(A) takes `degree`
-   products with A and no orthogonalization, so a higher degree trades products for Lanczos steps. With
-   0 the degree is the smallest for which p(a) = p(b) <= 0.8, which grows as the interval narrows against
-   the spectrum. -eps_view shows the degree, p(a), the spectrum's bounds and the products. The ST must
+   to 1 at its peak: the eigenvalues in [a, b] are those with p(lambda) >= p(a). Every application of
+   p(A) takes `degree` products with A and no orthogonalization, so a higher degree trades products for
+   Lanczos steps. With 0 the degree is the smallest for which p(a) = p(b) <= 0.8, which grows as the
+   interval narrows against the spectrum. -eps_view shows the degree, p(a), the spectrum's bounds and the products. The ST must
    be STSHIFT with shift 0; SLEPc's STFILTER is refused (its parameters would be ignored).
 
    Level: advanced
