@@ -22,7 +22,7 @@ public:
   using ForwardingBackend::ForwardingBackend;
   double steps_s = 0, rotate_s = 0, other_s = 0;
   long step_calls = 0, rotate_calls = 0, other_calls = 0;
-  /// The block steps' operations (block_lanczos.cpp), each kind on its own: seconds and calls.
+  /// The block steps' operations (driver/block_steps.cpp), each kind on its own: seconds and calls.
   struct Kind {
     double s = 0;
     long calls = 0;

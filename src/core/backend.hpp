@@ -232,7 +232,7 @@ public:
   /// how many of them ran anyway: their operator applications count.
   virtual int cancel_steps();
 
-  // ---- Blocks of b contiguous columns (the block variant, block_lanczos.cpp). The defaults loop over the
+  // ---- Blocks of b contiguous columns (block steps, driver/block_steps.cpp). The defaults loop over the
   // single-column operations above and are the reference; a GPU backend runs each as one
   // matrix-matrix product (one pass over the matrix or the basis for all b columns).
 

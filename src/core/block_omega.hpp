@@ -1,5 +1,5 @@
 // Simon's omega recurrence for block steps: the estimate of the loss of orthogonality that partial
-// reorthogonalization of the block driver (block_lanczos.cpp) watches. The single-vector recurrence
+// reorthogonalization of block steps (driver/block_steps.cpp) watches. The single-vector recurrence
 // (driver/omega_recurrence.hpp) with b x b blocks in place of the scalars: the three-term block
 // recurrence A Q_j = Q_{j-1} R_{j-1}^H + Q_j A_j + Q_{j+1} R_j makes Omega_k = V^H Q_k obey
 //   Omega_{j+1} R_j = conj(H) Omega_j - Omega_j A_j - Omega_{j-1} R_{j-1}^H + rounding,

@@ -1,4 +1,4 @@
-// What the single-vector driver (driver/) and the block driver (block_lanczos.cpp) share:
+// What the driver (driver/) shares between single-vector and block steps and with the interval solve:
 // the ordering key of `which`, the check for non-finite scalars, the verification's probabilistic
 // certificate, and what the end of a cycle decides (end_cycle). Internal to src/core.
 #pragma once
@@ -132,7 +132,7 @@ inline int kept_pairs(bool done, bool round, int na, int newconv, int missing, i
   return std::min(room, newconv + more);
 }
 
-/// Diagonalizes the real symmetric active block A (na x na, column-major: the single-vector driver's
+/// Diagonalizes the real symmetric active block A (na x na, column-major: single-vector steps'
 /// tridiagonal/arrowhead matrix, real in either build); `residual` gives a pair's
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta
 /// y_last, or R times the last block). With vectors, Y holds the whole vectors (na x na); without, only
@@ -142,7 +142,7 @@ inline int kept_pairs(bool done, bool round, int na, int newconv, int missing, i
 RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
                      const std::function<double(const Scalar *y_tail)> &residual, Backend *dense = nullptr);
 
-/// The same for a Hermitian A of Scalars (the block driver's projected matrix, whose blocks are complex
+/// The same for a Hermitian A of Scalars (block steps' projected matrix, whose blocks are complex
 /// in the complex build: hermitian_eigen on the host there; in the real build ritz_pairs, `dense`
 /// included).
 RitzPairs ritz_pairs_hermitian(const Settings &s, const Callbacks &c, int na, std::vector<Scalar> A, int tail, bool vectors,

@@ -1,9 +1,8 @@
-// solve(): scaling into range around the driver that the settings choose (the single-vector driver in
-// driver/, or the block driver), the true-residual check after it, one more run where that check left
+// solve(): scaling into range around the driver (driver/, one vector or a block per step), the
+// true-residual check after it, one more run where that check left
 // fewer than nev pairs, and the purification at the end (lanczos_driver.hpp).
 #include "core/lanczos_driver.hpp"
 
-#include "core/block_lanczos.hpp"
 #include "core/driver/driver.hpp"
 #include "core/driver_support.hpp"
 #include "core/purification.hpp"
@@ -68,13 +67,8 @@ private:
 // thesis variant's stop decision is its explicit residual already).
 Result run_driver(Backend &b, const Settings &s, const Callbacks &c, bool block)
 {
-  Result out;
-  if (block) {
-    out = detail::solve_block(b, s, c);
-  } else {
-    const int slots = purify_columns(s); // the residual directions' columns: the last ones
-    out = detail::Driver(b, s, c, detail::ResidualDirections(s.purify, basis_columns_needed(s) - slots, slots, b.basis_columns())).run();
-  }
+  const int slots = purify_columns(s); // the residual directions' columns: the last ones
+  Result out = detail::Driver(b, s, c, detail::ResidualDirections(s.purify, basis_columns_needed(s) - slots, slots, b.basis_columns())).run();
   if (s.variant == Variant::ThickRestart) detail::check_residuals(b, s, c, block ? s.block_size : 1, out);
   return out;
 }

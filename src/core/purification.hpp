@@ -1,5 +1,5 @@
 // Purification of the returned vectors from the Lanczos relation (Settings::purify): the residual
-// directions the single-vector driver keeps while it locks pairs, and the purification after the solve.
+// directions the driver's single-vector steps keep while it locks pairs, and the purification after the solve.
 // Internal to src/core (docs/algorithm.md, "Purification without solves").
 #pragma once
 

@@ -1,5 +1,5 @@
 // What a solve takes and gives: the Settings, the Callbacks, the Result, and their enums. Shared by the
-// single-vector driver, the block driver and everything around them in src/core (which include this
+// driver (single-vector and block steps) and everything around it in src/core (which include this
 // header, never lanczos_driver.hpp), and by the PETSc layer through lanczos_driver.hpp.
 #pragma once
 
@@ -46,7 +46,7 @@ struct Settings {
   /// problem (SLEPc's mpd); 0: no bound but the basis. With thousands of wanted pairs a cycle of ncv
   /// columns would put an eigenproblem of order ncv on the host at every restart.
   int mpd = 0;
-  /// Thick restart: vectors per Lanczos step. Above 1, the block variant (block_lanczos.hpp): each step
+  /// Thick restart: vectors per Lanczos step. Above 1, the block variant (driver/block_steps.cpp): each step
   /// applies the operator to a block of this many vectors in one pass, which finds up to that many
   /// copies of an eigenvalue without the verification and costs fewer passes over A and the basis.
   int block_size = 1;
@@ -132,7 +132,7 @@ struct Callbacks {
   /// `which` orders these. Default: value + shift.
   std::function<double(double value)> eigenvalue;
   /// While set, the driver takes its steps one backend call at a time, with the same results, and
-  /// calls this after each (the block driver: after each block step, one call already) with the restart,
+  /// calls this after each (block steps: after each block step, one call already) with the restart,
   /// the pairs locked and the products so far: progress inside
   /// cycles that take minutes (a narrow interval's filtered solves, thousands of products a step).
   std::function<void(int its, int locked, long matvecs)> tick;

@@ -1,5 +1,5 @@
 // The decisions that end a Lanczos step, written once for the three places that take them: the host
-// reference (Backend::expand), the driver's own steps (driver/lanczos_steps.cpp, block_lanczos.cpp) and
+// reference (Backend::expand), the driver's own steps (driver/lanczos_steps.cpp, driver/block_steps.cpp) and
 // the device kernel (cuda/kernels/lanczos_step.cu). Host and device evaluate the same expressions in the
 // same order, so they decide alike on the same numbers.
 #pragma once

@@ -222,7 +222,7 @@ inline constexpr PetscInt kManyPairsNev = 500;
 inline constexpr PetscInt kManyPairsBlock = 8;
 #define CUDALANCZOS_MANY_PAIRS_BLOCK_TEXT "8"
 /// Whether set-up may choose block steps for nev pairs by the many-pairs rule. Real scalars only: the
-/// block driver's complex projected problem is solved on the host.
+/// block steps' complex projected problem is solved on the host.
 inline bool EPSCUDALanczosManyPairsBlocks(PetscInt nev)
 {
   return !PetscDefined(USE_COMPLEX) && nev >= kManyPairsNev;

@@ -395,10 +395,10 @@ TEST_P(PartialSweep, MatchesLapack)
 
 INSTANTIATE_TEST_SUITE_P(Seeded, PartialSweep, ::testing::Range(0, kSweepCases / 2));
 
-// The same cases with block steps (block_lanczos.cpp): block sizes 2..8 by index, ncv at least nev + 8
+// The same cases with block steps (driver/block_steps.cpp): block sizes 2..8 by index, ncv at least nev + 8
 // blocks. (With nev + 2, 4 or 6 blocks a few clustered cases stalled: a cycle of few blocks is a
 // shallow Krylov space, and tight clusters then converge very slowly; the PETSc layer's default is
-// nev + 16 blocks.) Cases too small for the block fall back to the single-vector driver; at least half
+// nev + 16 blocks.) Cases too small for the block fall back to single vectors; at least half
 // of the sweep must run blocks.
 // The same cases restarting with other fractions of the unconverged Ritz vectors kept (Settings::restart),
 // by index 0.2, 0.25, 0.33, 0.9, in full and partial reorthogonalization alternately, raised to 0.5 on a
@@ -1745,7 +1745,7 @@ TEST(Counts, WithoutVerificationACycleEndsEarlyOnlyAfterPlainThickRestartsFirstT
 
 // A restart keeps the newly converged Ritz vectors and Settings::restart of the others (at least one):
 // the first restart of a slow problem (nothing converged, 20 columns) rotates to 20 * fraction of them,
-// in both drivers (the block driver's cycle is 4 blocks of 5).
+// with single vectors and with blocks (a block cycle is 4 blocks of 5).
 TEST(Restart, KeepsTheFractionOfTheUnconvergedRitzVectors)
 {
   struct Recording : ForwardingBackend {
@@ -1836,10 +1836,10 @@ TEST(Mpd, BoundsEveryCycleAndConvergesTheSamePairs)
   }
 }
 
-// A restart's projected problem goes to the backend's eigensolver (Backend::projected_eigen) in both
-// drivers: with many pairs it is of order mpd at every restart (docs/tuning.md#petsc-automatic-block-size
-// says what it cost the block driver on the host). The eigensolver here is the host's, counted; the pairs
-// are LAPACK's. The block driver's complex projected problem is Hermitian, not real
+// A restart's projected problem goes to the backend's eigensolver (Backend::projected_eigen) with
+// single vectors and with blocks: with many pairs it is of order mpd at every restart
+// (docs/tuning.md#petsc-automatic-block-size says what it cost block steps on the host). The eigensolver
+// here is the host's, counted; the pairs are LAPACK's. Block steps' complex projected problem is Hermitian, not real
 // symmetric, and stays on the host.
 TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
 {

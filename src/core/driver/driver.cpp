@@ -1,4 +1,4 @@
-// The single-vector driver's set-up and what a solve reports (driver.hpp).
+// The driver's set-up and what a solve reports (driver.hpp).
 #include "core/driver/driver.hpp"
 
 #include "core/scaling.hpp"
@@ -10,11 +10,21 @@
 
 namespace cudalanczos::detail {
 
-namespace {
-// Thick restart: the most basis columns a cycle may have (ncv, or up to ncv_max when the basis may grow).
-int basis_cap(const Settings &s, index_t n)
+bool block_variant_applies(const Settings &s, index_t n)
 {
-  return s.variant == Variant::ThickRestart ? static_cast<int>(std::max<index_t>(s.ncv, std::min<index_t>(s.ncv_max, n))) : s.ncv;
+  return s.variant == Variant::ThickRestart && s.block_size > 1 && static_cast<index_t>(s.ncv) + s.block_size <= n;
+}
+
+namespace {
+// Vectors per step: Settings::block_size where block steps apply, else one.
+int step_width(const Settings &s, index_t n) { return block_variant_applies(s, n) ? s.block_size : 1; }
+
+// Thick restart: the most basis columns a cycle may have (ncv, or up to ncv_max when single vectors'
+// basis may grow; a block basis keeps ncv).
+int basis_cap(const Settings &s, index_t n, int b)
+{
+  if (s.variant != Variant::ThickRestart || b > 1) return s.ncv;
+  return static_cast<int>(std::max<index_t>(s.ncv, std::min<index_t>(s.ncv_max, n)));
 }
 
 // The projected matrix's order: a cycle's columns past the locked ones, at most mpd.
@@ -22,15 +32,15 @@ int window(const Settings &s, int cap) { return s.mpd > 0 ? std::min(cap, s.mpd)
 } // namespace
 
 Driver::Driver(Backend &b, const Settings &s, const Callbacks &c, ResidualDirections directions)
-    : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), cap_(basis_cap(s, n_)), m_(s.ncv), lds_(window(s, cap_)), omega_(cap_),
-      restart_(s.restart), pur_(std::move(directions))
+    : b_(b), s_(s), c_(with_defaults(c, s)), n_(b.global_size()), B_(step_width(s, n_)), cap_(basis_cap(s, n_, B_)), m_(s.ncv),
+      lds_(window(s, cap_)), blk_(B_, s.ncv), omega_(cap_), restart_(s.restart), pur_(std::move(directions))
 {
 }
 
 Result Driver::run()
 {
   validate();
-  start_vector();
+  if (!blocks()) start_vector(); // a block's start is its first step's orthonormalization (begin_cycles)
   Result r = s_.variant == Variant::Thesis ? unrestarted_lanczos() : thick_restart();
   r.matvecs = matvecs_;
   r.reductions = reductions_;
@@ -42,16 +52,18 @@ Result Driver::run()
   r.lookahead_dropped_steps = lookahead_dropped_steps_;
   r.matvecs_before_nev = matvecs_to_nev_ >= 0 ? matvecs_to_nev_ : matvecs_;
   r.matvecs_verification = matvecs_ - r.matvecs_before_nev;
-  r.operator_passes = matvecs_; // one vector per product
+  r.operator_passes = blocks() ? passes_ : matvecs_; // single vectors: one pass per product
   r.switched_to_full = restarted_full_;
   r.restart_raised = restart_raised_;
   r.ncv_used = m_;
+  r.block_size = B_;
   projected_.report(r);
   return r;
 }
 
 void Driver::validate() const
 {
+  if (blocks()) validate_blocks();
   if (n_ <= 0) throw Error("the operator has no rows");
   if (s_.nev < 1) throw Error("nev must be at least 1");
   if (s_.ncv < 1) throw Error("ncv must be at least 1");
@@ -68,6 +80,23 @@ void Driver::validate() const
   if (s_.mpd < 0 || s_.mpd == 1)
     throw Error("mpd (" + std::to_string(s_.mpd) + ") must be 0 (no bound) or at least 2: a restart keeps a vector and takes a step");
   if (b_.basis_columns() < cap_ + 3) throw Error("the backend's basis is too small for ncv");
+}
+
+// What block steps need beyond what single vectors do.
+void Driver::validate_blocks() const
+{
+  if (s_.nev < 1) throw Error("nev must be at least 1");
+  if (s_.ncv < s_.nev + B_)
+    throw Error("the block variant needs ncv >= nev + block size (ncv = " + std::to_string(s_.ncv) + ", nev = " + std::to_string(s_.nev) +
+                ", block size = " + std::to_string(B_) + ")");
+  if (s_.reorthogonalization == Reorthogonalization::None)
+    throw Error("block steps reorthogonalize (full or partial); none needs block size 1");
+  if (!(s_.tol > 0)) throw Error("tol must be positive");
+  if (s_.max_it < 1) throw Error("max_it must be at least 1");
+  if (b_.basis_columns() < blk_.ld) throw Error("the backend's basis is too small for ncv + block size");
+  if (s_.mpd != 0 && s_.mpd < 2 * B_)
+    throw Error("mpd (" + std::to_string(s_.mpd) + ") leaves no room for a block step past the kept vectors: block steps need mpd >= " +
+                std::to_string(2 * B_) + " (twice the block size), or 0 for no bound");
 }
 
 // Column 0: the caller's start vector, or a random one; normalized.

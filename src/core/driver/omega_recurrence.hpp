@@ -1,6 +1,6 @@
 // Simon's omega recurrence (1984): the estimate of the loss of orthogonality that partial
 // reorthogonalization (partial_reorthogonalization.cpp) watches, step by step, inside the segment of
-// the current cycle after its restart. Private to the single-vector driver.
+// the current cycle after its restart. Private to the driver's single-vector steps.
 #pragma once
 
 #include "core/driver_support.hpp"

@@ -1,4 +1,4 @@
-// Partial reorthogonalization (Simon 1984) in the single-vector driver (driver.hpp): chunks of
+// Partial reorthogonalization (Simon 1984) of single-vector steps (driver.hpp): chunks of
 // Backend::expand_partial watched by the omega recurrence (omega_recurrence.hpp), a full pass where it
 // says orthogonality is lost, and the orthonormalization of the returned vectors at the end.
 #include "core/driver/driver.hpp"
@@ -121,10 +121,12 @@ void Driver::reorthogonalize_restart_column(int col)
 // rounding: two classical Gram-Schmidt passes over them, in the returned order, make them orthonormal.
 // Each moves by about omega_limit, so its residual by about omega_limit ||A||, which the residual
 // floor (16 omega_limit ||A||, below tol |theta| for every wanted value partial keeps) already allows
-// for. k reductions twice, once per solve. Nothing to do when full reorthogonalization built them.
+// for. k reductions twice, once per solve. Nothing to do when full reorthogonalization built them (for
+// block steps: when none of their steps was partial).
 void Driver::orthonormalize_returned(int k)
 {
-  if (s_.reorthogonalization != Reorthogonalization::Partial || restarted_full_ || m_ >= n_) return;
+  if (restarted_full_) return;
+  if (blocks() ? blk_.partial_steps == 0 : s_.reorthogonalization != Reorthogonalization::Partial || m_ >= n_) return;
   orthonormalize_in_order(b_, k, reductions_);
 }
 

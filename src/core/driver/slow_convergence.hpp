@@ -1,6 +1,6 @@
 // What thick restart does when convergence is slow: the basis grows (BasisGrowth, Settings::ncv_max), and
 // a restart fraction below one half rises to it after a stall (RestartStall, Settings::restart_raise).
-// Each watches the leading unconverged pair from cycle to cycle. Private to the single-vector driver.
+// Each watches the leading unconverged pair from cycle to cycle. Private to the driver's single-vector steps (block steps keep their basis).
 #pragma once
 
 #include <limits>

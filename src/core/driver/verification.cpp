@@ -1,4 +1,4 @@
-// The verification round of the single-vector driver (Settings::verify; driver.hpp): once nev pairs
+// The verification round of the driver (Settings::verify; driver.hpp): once nev pairs
 // have converged, the complement of the locked vectors is searched from a fresh random vector for copies
 // of the wanted eigenvalues. Here: the looks inside a round's cycles, the probabilistic certificate of its
 // first cycle (driver_support.hpp, certified_complement), and the cycle lengths a round runs with.
@@ -40,6 +40,7 @@ bool Driver::verification_look(const RitzPairs &rp, int e)
 // cycle goes back to the solve's length, with room for one step past the converged pairs.
 void Driver::size_next_cycle(CycleDecision &d, const RitzPairs &rp, int newconv, bool fresh_cycle)
 {
+  if (blocks()) return; // block steps keep their basis
   if (d.inject) {
     if (d.done) return; // no room left for a complement
     if (const int k = certificate_steps(rp, newconv, t_.locked_theta, t_.locked + newconv); k > 0) {
