@@ -22,7 +22,7 @@ ColumnOperator host_round_trip(VectorOperator B)
   };
 }
 
-BInnerProductBackend::BInnerProductBackend(Backend &inner, ColumnOperator apply_b) : inner_(inner), apply_b_(std::move(apply_b))
+BInnerProductBackend::BInnerProductBackend(Backend &inner, ColumnOperator apply_b) : WrappingBackend(inner), apply_b_(std::move(apply_b))
 {
   if (!apply_b_) throw Error("BInnerProductBackend: no product with B");
 }

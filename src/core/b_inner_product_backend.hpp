@@ -20,7 +20,7 @@
 // (project_block projects each column twice) reuses it.
 #pragma once
 
-#include "core/backend.hpp"
+#include "core/wrapping_backend.hpp"
 
 #include <functional>
 #include <vector>
@@ -36,7 +36,7 @@ using VectorOperator = std::function<void(const Scalar *x, Scalar *y)>;
 /// everywhere, two copies of a column per product (host to device and back for a device backend).
 ColumnOperator host_round_trip(VectorOperator B);
 
-class BInnerProductBackend final : public Backend {
+class BInnerProductBackend final : public WrappingBackend {
 public:
   /// Wraps `inner`, which must outlive this; `apply_b` computes B times a wrapped column.
   BInnerProductBackend(Backend &inner, ColumnOperator apply_b);
@@ -44,10 +44,10 @@ public:
   /// Products with B so far (for -eps_view and the tests).
   long b_products() const { return b_products_; }
 
-  std::string name() const override { return inner_.name(); }
-  BackendKind kind() const override { return inner_.kind(); }
-  index_t local_size() const override { return inner_.local_size(); }
-  index_t global_size() const override { return inner_.global_size(); }
+  // What changes: the basis (one scratch column more), every inner product (project, subtract), the
+  // columns whose B-product the scratch column may hold (each write drops it), and the operations below
+  // that must stay Backend's references. The name, sizes, operator scale, projected eigensolver and the
+  // wait are the wrapped backend's (WrappingBackend).
   void resize_basis(int ncols) override;
   int basis_columns() const override { return ncols_; }
 
@@ -59,28 +59,31 @@ public:
   bool get_column_device(int j, Scalar *x, void *stream) const override;
   bool set_column_device(int j, const Scalar *x, void *stream) override;
   void apply_operator(int src, int dst) override;
-  void set_operator_scale(int e) override { inner_.set_operator_scale(e); }
   void project(int first, int k, int col, Scalar *out) override;
   double subtract(int first, int k, const Scalar *coef, int col) override;
   void update(int first, int k, const Scalar *coef, int col) override;
   void scale(int col, double alpha) override;
   void combine(int first, int k, const Scalar *coef, int dst) override;
-  void rotate(int k, int m, const Scalar *Q, int ldq) override { rotate_from(0, k, m, Q, ldq); }
   void rotate_from(int first, int k, int m, const Scalar *Q, int ldq) override;
-  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
-  {
-    return inner_.projected_eigen(n, S, lds, w, Z, ldz);
-  }
   void copy_column(int src, int dst) override;
-
-  // expand, expand_partial, queue_steps, collect_steps, cancel_steps and project_block: Backend's
-  // reference versions, on the B-inner products above. The wrapped backend's own (a device's fused
-  // steps) compute Euclidean inner products and must not be used.
-
   void apply_operator_block(int src, int dst, int b) override;
   void update_block(int first, int k, const Scalar *C, int ldc, int col, int b) override;
   void transform_block(int col, int b, const Scalar *M, int ldm) override;
-  void synchronize() override { inner_.synchronize(); }
+
+  // Backend's references, built on the B-inner products above: the wrapped backend's own (a device's
+  // fused steps, its one-pass projections) compute Euclidean inner products and must not be used.
+  void project_with(int first, int k, int col, int with, Scalar *out) override { BasisStorage::project_with(first, k, col, with, out); }
+  void project_block(int first, int k, int col, int b, Scalar *out) override { BasisStorage::project_block(first, k, col, b, out); }
+  void expand(int first, int last, double anorm, StepRecord *records) override { Backend::expand(first, last, anorm, records); }
+  void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override
+  {
+    Backend::expand_partial(first, last, reach, anorm, records);
+  }
+  void queue_steps(int first, int last, int reach, double anorm) override { Backend::queue_steps(first, last, reach, anorm); }
+  void collect_steps(StepRecord *records) override { Backend::collect_steps(records); }
+  int cancel_steps() override { return Backend::cancel_steps(); }
+  /// A filter's recurrence would have to be B-orthogonal too: refused, as Backend refuses it.
+  void set_operator_filter(const ChebyshevFilter *filter) override { Backend::set_operator_filter(filter); }
 
 private:
   void check_column(int j) const;
@@ -92,7 +95,6 @@ private:
   /// positive definite, an error; one within rounding (w numerically zero) is 0.
   double checked_norm2(int col, double s);
 
-  Backend    &inner_;
   ColumnOperator apply_b_;
   int         ncols_   = 0;  // the driver's columns; the scratch column is the wrapped column ncols_
   int         holds_   = -1; // the column whose B-product the scratch column holds; -1: none

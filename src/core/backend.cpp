@@ -47,7 +47,7 @@ int Backend::cancel_steps()
   return 0;
 }
 
-void Backend::project_with(int first, int k, int col, int with, Scalar *out)
+void BasisStorage::project_with(int first, int k, int col, int with, Scalar *out)
 {
   project(first, k, with, out); // out[k] is v_with^H v_with here, replaced below
   Scalar pair[2] = {0, 0};
@@ -55,9 +55,9 @@ void Backend::project_with(int first, int k, int col, int with, Scalar *out)
   out[k] = conj_of(pair[0]);
 }
 
-bool Backend::projected_eigen(int, const double *, int, double *, double *, int) { return false; }
+bool ProjectedEigensolver::projected_eigen(int, const double *, int, double *, double *, int) { return false; }
 
-void Backend::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
+void BasisStorage::rotate_from(int first, int k, int m, const Scalar *Q, int ldq)
 {
   if (first < 0 || m < 0 || m > k || ldq < k) throw Error(name() + " backend: rotate_from needs first >= 0 and m <= k <= ldq");
   if (first == 0) return rotate(k, m, Q, ldq);
@@ -74,7 +74,7 @@ void Backend::set_operator_filter(const ChebyshevFilter *filter)
   if (filter) throw Error(name() + " backend: cannot apply a polynomial filter of its operator (an interval of eigenvalues needs one)");
 }
 
-void Backend::check_filter(const char *who, const ChebyshevFilter &filter, int scale)
+void OperatorMap::check_filter(const char *who, const ChebyshevFilter &filter, int scale)
 {
   if (filter.degree() < 1) throw Error(std::string(who) + ": a polynomial filter needs degree 1 or more");
   if (!(filter.half_width > 0) || !std::isfinite(filter.half_width) || !std::isfinite(filter.center))
@@ -91,7 +91,7 @@ void Backend::set_operator_scale(int e)
                 " was asked for, to keep squared norms in range); this problem needs a backend that can");
 }
 
-void Backend::check_scale_exponent(const char *who, int e)
+void OperatorMap::check_scale_exponent(const char *who, int e)
 {
   if (e < -kMaxScaleExponent || e > kMaxScaleExponent)
     throw Error(std::string(who) + ": operator scale 2^" + std::to_string(e) + " outside 2^-" + std::to_string(kMaxScaleExponent) +
@@ -104,7 +104,7 @@ void Backend::check_queued(const char *who, bool want) const
     throw Error(std::string(who) + (want ? ": no steps are queued" : ": steps are already queued (collect_steps or cancel_steps first)"));
 }
 
-void Backend::check_partial_reach(const char *who, int first, int reach)
+void LanczosSteps::check_partial_reach(const char *who, int first, int reach)
 {
   if (reach < 0 || reach > std::max(0, first - 1))
     throw Error(std::string(who) + ": the pass must end before the window (0 <= reach <= first - 1; reach " +
@@ -150,14 +150,14 @@ void Backend::reference_steps(int first, int last, int reach, double anorm, Step
 }
 
 // The block operations column by column: b products, 2b reductions for project_block.
-void Backend::apply_operator_block(int src, int dst, int b)
+void OperatorMap::apply_operator_block(int src, int dst, int b)
 {
   if (b < 0 || (src < dst + b && dst < src + b && b > 0))
     throw Error("apply_operator_block: the source and destination blocks overlap or b < 0");
   for (int j = 0; j < b; ++j) apply_operator(src + j, dst + j);
 }
 
-void Backend::project_block(int first, int k, int col, int b, Scalar *out)
+void BasisStorage::project_block(int first, int k, int col, int b, Scalar *out)
 {
   const int ld = k + b;
   std::vector<Scalar> h(static_cast<std::size_t>(std::max(k, b)) + 1);
@@ -169,14 +169,14 @@ void Backend::project_block(int first, int k, int col, int b, Scalar *out)
   }
 }
 
-void Backend::update_block(int first, int k, const Scalar *C, int ldc, int col, int b)
+void BasisStorage::update_block(int first, int k, const Scalar *C, int ldc, int col, int b)
 {
   if (ldc < k) throw Error("update_block: ldc < k");
   if (k > 0 && b > 0 && first < col + b && col < first + k) throw Error("update_block: the blocks overlap");
   for (int j = 0; j < b; ++j) update(first, k, C + static_cast<std::size_t>(j) * ldc, col + j);
 }
 
-void Backend::transform_block(int col, int b, const Scalar *M, int ldm)
+void BasisStorage::transform_block(int col, int b, const Scalar *M, int ldm)
 {
   if (ldm < b) throw Error("transform_block: ldm < b");
   const std::size_t n = static_cast<std::size_t>(local_size());

@@ -81,9 +81,20 @@ inline constexpr int kMaxScaleExponent = 1000;
 /// columns for the BV, B on the device), never by the -eps_view label.
 enum class BackendKind { Host, Cuda };
 
-class Backend {
+// The interface is four focused ones, each of which a wrapper may change on its own
+// (wrapping_backend.hpp forwards every operation to a wrapped backend, so that a wrapper overrides only
+// what it changes):
+//   BasisStorage          the basis: its columns, their inner products and linear combinations
+//   OperatorMap           the operator the steps apply: A, 2^e A (scaling) or p(A) (a polynomial filter)
+//   LanczosSteps          whole steps, and the queue that runs them ahead of a look
+//   ProjectedEigensolver  a faster eigensolver for the restart's projected problem, where there is one
+// Backend is all four, with the reference steps.
+
+/// The basis: `basis_columns()` columns of `local_size()` rows on this rank, addressed by index, and the
+/// operations on them that take no product with the operator.
+class BasisStorage {
 public:
-  virtual ~Backend() = default;
+  virtual ~BasisStorage() = default;
 
   /// Short name shown by -eps_view ("host", "cuda"): a label, not a kind to decide by.
   virtual std::string name() const = 0;
@@ -124,27 +135,6 @@ public:
     return false;
   }
 
-  /// v_dst = A v_src  (src != dst), A being the operator times 2^e after set_operator_scale(e).
-  virtual void apply_operator(int src, int dst) = 0;
-
-  /// From now on the operator is 2^e A: apply_operator, apply_operator_block and the steps of expand
-  /// apply it. solve() scales an operator whose norm lies outside the range where squared norms are safe
-  /// into that range (docs/algorithm.md, "Scaling into range"); a power of two, so that every product is
-  /// the unscaled one times 2^e exactly. e > 0 (a tiny operator) multiplies the input column by 2^e
-  /// before the product and restores it after, so that small entries meet normal numbers, not subnormal
-  /// ones; e < 0 (a huge operator) multiplies the output after the product, which cannot overflow then.
-  /// |e| <= kMaxScaleExponent. The default takes e = 0 only: a backend that cannot scale refuses a
-  /// problem that needs it rather than solving it wrongly.
-  virtual void set_operator_scale(int e);
-
-  /// From now on the operator is p(A), a polynomial filter (chebyshev_filter.hpp), instead of A:
-  /// apply_operator, apply_operator_block and the steps of expand take `degree` products with A each,
-  /// through the recurrence of chebyshev_step, in work vectors allocated here (not per product).
-  /// nullptr: A again. The filter is copied. The operator must be unscaled (set_operator_scale(0)) while
-  /// a filter is set, and the degree at least 1. The default refuses a filter: a backend that cannot
-  /// apply one says so rather than solving with A.
-  virtual void set_operator_filter(const ChebyshevFilter *filter);
-
   /// out[i] = v_{first+i}^H v_col for 0 <= i < k, and out[k] = v_col^H v_col (real: its imaginary part
   /// is 0). Globally reduced, one reduction. The columns first..first+k-1 may include col itself.
   virtual void project(int first, int k, int col, Scalar *out) = 0;
@@ -182,12 +172,70 @@ public:
   /// v_dst = v_src.
   virtual void copy_column(int src, int dst) = 0;
 
-  /// The eigen-decomposition of a thick restart's projected matrix where the backend has a faster
-  /// dense eigensolver than the driver's host one: S (n x n, column-major, lds >= n; lower triangle read,
-  /// left unchanged) gives w ascending and Z (n x n, ldz >= n) its orthonormal eigenvectors, as
-  /// symmetric_eigen. Returns false where the backend offers none for this order (the default): the
-  /// driver then solves it on the host.
-  virtual bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz);
+  // ---- Blocks of b contiguous columns (block steps, driver/block_steps.cpp). The defaults loop over the
+  // single-column operations above and are the reference; a GPU backend runs each as one
+  // matrix-matrix product (one pass over the basis for all b columns).
+
+  /// out = [V[:, first:first+k]  V[:, col:col+b]]^H V[:, col:col+b]: the k x b projections, then the
+  /// b x b Gram matrix of the block below them; (k + b) x b, column-major, leading dimension k + b.
+  /// Globally reduced (an override: one reduction). The ranges may overlap.
+  virtual void project_block(int first, int k, int col, int b, Scalar *out);
+
+  /// V[:, col:col+b] -= V[:, first:first+k] C, C k x b column-major with leading dimension ldc >= k.
+  /// No reduction. The ranges must not overlap.
+  virtual void update_block(int first, int k, const Scalar *C, int ldc, int col, int b);
+
+  /// V[:, col:col+b] = V[:, col:col+b] M, M b x b column-major with leading dimension ldm >= b.
+  virtual void transform_block(int col, int b, const Scalar *M, int ldm);
+
+  /// Waits for queued work; errors from asynchronous work surface here at the latest.
+  virtual void synchronize() {}
+
+};
+
+/// The operator a step applies to basis columns: A, or after set_operator_scale / set_operator_filter
+/// 2^e A or p(A).
+class OperatorMap {
+public:
+  virtual ~OperatorMap() = default;
+
+  /// v_dst = A v_src  (src != dst), A being the operator times 2^e after set_operator_scale(e).
+  virtual void apply_operator(int src, int dst) = 0;
+
+  /// From now on the operator is 2^e A: apply_operator, apply_operator_block and the steps of expand
+  /// apply it. solve() scales an operator whose norm lies outside the range where squared norms are safe
+  /// into that range (docs/algorithm.md, "Scaling into range"); a power of two, so that every product is
+  /// the unscaled one times 2^e exactly. e > 0 (a tiny operator) multiplies the input column by 2^e
+  /// before the product and restores it after, so that small entries meet normal numbers, not subnormal
+  /// ones; e < 0 (a huge operator) multiplies the output after the product, which cannot overflow then.
+  /// |e| <= kMaxScaleExponent. Backend's takes e = 0 only: a backend that cannot scale refuses a
+  /// problem that needs it rather than solving it wrongly.
+  virtual void set_operator_scale(int e) = 0;
+
+  /// From now on the operator is p(A), a polynomial filter (chebyshev_filter.hpp), instead of A:
+  /// apply_operator, apply_operator_block and the steps of expand take `degree` products with A each,
+  /// through the recurrence of chebyshev_step, in work vectors allocated here (not per product).
+  /// nullptr: A again. The filter is copied. The operator must be unscaled (set_operator_scale(0)) while
+  /// a filter is set, and the degree at least 1. Backend's refuses a filter: a backend that cannot
+  /// apply one says so rather than solving with A.
+  virtual void set_operator_filter(const ChebyshevFilter *filter) = 0;
+
+  /// V[:, dst:dst+b] = A V[:, src:src+b]; the two ranges must not overlap. The default takes b products
+  /// and is the reference; a GPU backend's one matrix-matrix product reads the matrix once for all b.
+  virtual void apply_operator_block(int src, int dst, int b);
+
+protected:
+  /// Throws Error, naming `who`, unless `filter` can be set (set_operator_filter) on an operator scaled by 2^scale.
+  static void check_filter(const char *who, const ChebyshevFilter &filter, int scale);
+
+  /// Throws Error, naming `who`, unless |e| <= kMaxScaleExponent (set_operator_scale).
+  static void check_scale_exponent(const char *who, int e);
+};
+
+/// Whole Lanczos steps on the basis and the operator: what the driver's inner loop calls.
+class LanczosSteps {
+public:
+  virtual ~LanczosSteps() = default;
 
   /// Lanczos steps j = first .. last-1 with full reorthogonalization, the driver's inner loop as one
   /// call. Step j, with w the column j+1 and L = {j-1, j} (L = {0} at j = 0) the three-term window:
@@ -206,72 +254,73 @@ public:
   /// After a breakdown the later steps run on a zero vector and mean nothing: the caller discards
   /// them and continues from the breakdown. `anorm` is the estimate before step `first`; records
   /// receives last - first entries. Non-finite values are recorded, not thrown: the caller checks.
-  /// The default does it with project/subtract/scale (one reduction each, any number of ranks) and is
-  /// the reference; a backend may override it to run the steps without waiting for their scalars.
-  virtual void expand(int first, int last, double anorm, StepRecord *records);
+  /// Backend's does it with project/subtract/scale (one reduction each, any number of ranks) and is the
+  /// reference; a backend may override it to run the steps without waiting for their scalars.
+  virtual void expand(int first, int last, double anorm, StepRecord *records) = 0;
 
   /// expand() with the Gram-Schmidt pass (and its DGKS repeat) over columns 0..reach-1 only instead of
   /// the whole basis: partial reorthogonalization's step, the kept and locked vectors of a thick restart
   /// plus the three-term window, which lies outside them (0 <= reach <= first - 1, or reach = 0 at
   /// first = 0). alpha_j is then the window's coefficient alone. The driver keeps the rest of the basis
   /// semi-orthogonal by Simon's omega recurrence over the records and a full pass where it asks for one.
-  virtual void expand_partial(int first, int last, int reach, double anorm, StepRecord *records);
+  virtual void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) = 0;
 
   /// The steps of expand (reach < 0) or expand_partial (pass over 0..reach-1), queued: their records come
   /// from collect_steps(), or cancel_steps() drops them. Between the two the caller makes no other call
   /// on the backend. This lets the driver decide on the host whether a cycle ends after the steps before
   /// (a look at their Ritz values) while a device already runs the next ones, where it would otherwise
-  /// idle; a look that ends the cycle drops them. The default only remembers the call: collect_steps()
-  /// runs it, cancel_steps() costs nothing, and a driver using the queue gets the same bits either way.
-  virtual void queue_steps(int first, int last, int reach, double anorm);
+  /// idle; a look that ends the cycle drops them. Backend's only remembers the call: collect_steps() runs
+  /// it, cancel_steps() costs nothing, and a driver using the queue gets the same bits either way.
+  virtual void queue_steps(int first, int last, int reach, double anorm) = 0;
 
   /// The records of the queued steps (last - first of them), as expand/expand_partial would give them.
-  virtual void collect_steps(StepRecord *records);
+  virtual void collect_steps(StepRecord *records) = 0;
 
   /// Drops the queued steps (a cycle that ends before them never reads the columns they wrote). Returns
   /// how many of them ran anyway: their operator applications count.
-  virtual int cancel_steps();
+  virtual int cancel_steps() = 0;
 
-  // ---- Blocks of b contiguous columns (block steps, driver/block_steps.cpp). The defaults loop over the
-  // single-column operations above and are the reference; a GPU backend runs each as one
-  // matrix-matrix product (one pass over the matrix or the basis for all b columns).
+protected:
+  /// Throws Error, naming `who`, unless expand_partial's pass ends before the window (see there).
+  static void check_partial_reach(const char *who, int first, int reach);
+};
 
-  /// V[:, dst:dst+b] = A V[:, src:src+b]; the two ranges must not overlap.
-  virtual void apply_operator_block(int src, int dst, int b);
+/// The restart's projected problem, where the backend has a faster dense eigensolver than the driver's.
+class ProjectedEigensolver {
+public:
+  virtual ~ProjectedEigensolver() = default;
 
-  /// out = [V[:, first:first+k]  V[:, col:col+b]]^H V[:, col:col+b]: the k x b projections, then the
-  /// b x b Gram matrix of the block below them; (k + b) x b, column-major, leading dimension k + b.
-  /// Globally reduced (an override: one reduction). The ranges may overlap.
-  virtual void project_block(int first, int k, int col, int b, Scalar *out);
+  /// The eigen-decomposition of a thick restart's projected matrix where the backend has a faster
+  /// dense eigensolver than the driver's host one: S (n x n, column-major, lds >= n; lower triangle read,
+  /// left unchanged) gives w ascending and Z (n x n, ldz >= n) its orthonormal eigenvectors, as
+  /// symmetric_eigen. Returns false where the backend offers none for this order (the default): the
+  /// driver then solves it on the host.
+  virtual bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz);
 
-  /// V[:, col:col+b] -= V[:, first:first+k] C, C k x b column-major with leading dimension ldc >= k.
-  /// No reduction. The ranges must not overlap.
-  virtual void update_block(int first, int k, const Scalar *C, int ldc, int col, int b);
+};
 
-  /// V[:, col:col+b] = V[:, col:col+b] M, M b x b column-major with leading dimension ldm >= b.
-  virtual void transform_block(int col, int b, const Scalar *M, int ldm);
-
-  /// Waits for queued work; errors from asynchronous work surface here at the latest.
-  virtual void synchronize() {}
+/// What the driver runs on: the basis, the operator, the steps and the projected problem's eigensolver.
+/// Its own definitions are the references: the steps from project/subtract/scale and apply_operator, a
+/// queue that only remembers the call, and an operator that refuses a scale and a filter.
+class Backend : public BasisStorage, public OperatorMap, public LanczosSteps, public ProjectedEigensolver {
+public:
+  void set_operator_scale(int e) override;
+  void set_operator_filter(const ChebyshevFilter *filter) override;
+  void expand(int first, int last, double anorm, StepRecord *records) override;
+  void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override;
+  void queue_steps(int first, int last, int reach, double anorm) override;
+  void collect_steps(StepRecord *records) override;
+  int cancel_steps() override;
 
 protected:
   /// The reference steps of expand (reach < 0: the pass covers 0..j at step j) and expand_partial.
   void reference_steps(int first, int last, int reach, double anorm, StepRecord *records);
 
-  /// Throws Error, naming `who`, unless `filter` can be set (set_operator_filter) on an operator scaled by 2^scale.
-  static void check_filter(const char *who, const ChebyshevFilter &filter, int scale);
-
-  /// Throws Error, naming `who`, unless |e| <= kMaxScaleExponent (set_operator_scale).
-  static void check_scale_exponent(const char *who, int e);
-
-  /// Throws Error, naming `who`, unless expand_partial's pass ends before the window (see there).
-  static void check_partial_reach(const char *who, int first, int reach);
-
   /// Throws Error, naming `who`, when steps are queued (queue_steps) and when they are not (`want`).
   void check_queued(const char *who, bool want) const;
 
 private:
-  struct Queued { // the default queue_steps: the call, run by collect_steps
+  struct Queued { // the reference queue_steps: the call, run by collect_steps
     int first = 0, last = 0, reach = -1;
     double anorm = 0;
   };

@@ -123,7 +123,7 @@ std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev
   return coef;
 }
 
-void rotate_to_kept(Backend &b, const RitzPairs &rp, int locked, int end, int keep)
+void rotate_to_kept(BasisStorage &b, const RitzPairs &rp, int locked, int end, int keep)
 {
   const int na = rp.na;
   std::vector<Scalar> Q(static_cast<std::size_t>(na) * keep);
@@ -149,7 +149,7 @@ void record_locked(const RitzPairs &rp, int count, double shift, std::vector<dou
   res.lock(rp.res, count);
 }
 
-void orthonormalize_in_order(Backend &b, int k, long &reductions)
+void orthonormalize_in_order(BasisStorage &b, int k, long &reductions)
 {
   std::vector<Scalar> h;
   for (int j = 0; j < k; ++j) {
@@ -164,7 +164,7 @@ void orthonormalize_in_order(Backend &b, int k, long &reductions)
   }
 }
 
-double orthogonality(Backend &b, int k)
+double orthogonality(BasisStorage &b, int k)
 {
   double worst = 0;
   std::vector<Scalar> h(static_cast<std::size_t>(k) + 1);
@@ -199,7 +199,7 @@ void add_counts(Result &sum, const Result &r)
   sum.projected_seconds += r.projected_seconds;
 }
 
-void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key)
+void sort_converged(BasisStorage &b, Result &r, const std::function<double(double)> &key)
 {
   const int k = r.nconv;
   std::vector<int> perm(k);

@@ -35,7 +35,7 @@ Callbacks with_defaults(Callbacks c, const Settings &s);
 double badness(const Settings &s, double lambda);
 
 /// v_col^H v_col (one reduction): project() with no columns, its real part (the imaginary one is 0).
-inline double squared_norm(Backend &b, int col)
+inline double squared_norm(BasisStorage &b, int col)
 {
   Scalar q = 0;
   b.project(col, 0, col, &q);
@@ -214,7 +214,7 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
                                     int basis);
 
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
-double orthogonality(Backend &b, int k);
+double orthogonality(BasisStorage &b, int k);
 
 /// With a semi-orthogonal basis (partial reorthogonalization) the true residual of a Ritz pair is only
 /// known down to about omega_limit ||A||: each pair's residual is raised to 16 omega_limit ||A|| and its
@@ -230,7 +230,7 @@ std::vector<Scalar> sum_of_best_vectors(const RitzPairs &rp, int locked, int nev
 
 /// A thick restart's rotation to the kept Ritz vectors: V[:, locked:locked+keep] = V[:, locked:end]
 /// Y(:, order[0:keep]) (rp of the active block locked..end-1); the locked columns stay.
-void rotate_to_kept(Backend &b, const RitzPairs &rp, int locked, int end, int keep);
+void rotate_to_kept(BasisStorage &b, const RitzPairs &rp, int locked, int end, int keep);
 
 /// The pairs a restart locks: of the newconv leading converged ones (in the order of `which`), those whose
 /// error is below `margin`, all newconv when a verification round starts (`all`), never more than `keep`.
@@ -244,7 +244,7 @@ void record_locked(const RitzPairs &rp, int count, double shift, std::vector<dou
 /// Columns 0..k-1 made orthonormal in order by two classical Gram-Schmidt passes each: what partial
 /// reorthogonalization left of their loss of orthogonality (about omega_limit) is taken out, each column
 /// moving by about that much. Adds its reductions (4 a column) to `reductions`.
-void orthonormalize_in_order(Backend &b, int k, long &reductions);
+void orthonormalize_in_order(BasisStorage &b, int k, long &reductions);
 
 /// r's counts (iterations, products by part, reductions, passes, checks) added to sum's: a run that
 /// continued another (solve's second run after the residual check, an interval solve's chunks).
@@ -252,6 +252,6 @@ void add_counts(Result &sum, const Result &r);
 
 /// Puts the converged pairs (basis columns 0..r.nconv-1, with r's eigenvalues and errors) in the order
 /// of `key` (smaller first): locking and verification rounds append them in the order they converged.
-void sort_converged(Backend &b, Result &r, const std::function<double(double)> &key);
+void sort_converged(BasisStorage &b, Result &r, const std::function<double(double)> &key);
 
 } // namespace cudalanczos::detail

@@ -19,7 +19,7 @@ int scale_exponent(double norm)
   return std::clamp(-(x + 1), -kMaxScaleExponent, kMaxScaleExponent);
 }
 
-double squared_norm_in_range(Backend &b, int col, int &t, long &reductions)
+double squared_norm_in_range(BasisStorage &b, int col, int &t, long &reductions)
 {
   // ||v||^2 at scale 2^(-2 t): v moved by 2^400 (2^800 in the square) until its square is well inside the
   // normal range. Finite entries need at most three moves either way (2^1200 spans every exponent), so a

@@ -31,7 +31,7 @@ int scale_exponent(double norm);
 /// scaled by 2^(-t) (t a multiple of 400, exact) until its squared norm, returned, lies in
 /// [2^-800, 2^800], or it is zero, NaN or Inf (Inf entries). ||v|| = sqrt(result) 2^t. Adds its
 /// reductions to `reductions`. For vectors the caller did not make: a start vector, a product.
-double squared_norm_in_range(Backend &b, int col, int &t, long &reductions);
+double squared_norm_in_range(BasisStorage &b, int col, int &t, long &reductions);
 
 /// ||A v|| for a random unit v (seeded by `seed`), measured so that it can neither overflow nor
 /// underflow (squared_norm_in_range).

@@ -7,6 +7,7 @@
 #include "core/b_inner_product_backend.hpp"
 #include "core/constrained_backend.hpp"
 #include "core/lanczos_driver.hpp"
+#include "forwarding_backend.hpp"
 #include "host/host_backend.hpp"
 #include "test_support.hpp"
 
@@ -270,11 +271,14 @@ TEST(BInnerProductBackend, ProjectAndSubtractAreBInnerProducts)
 
 TEST(BInnerProductBackend, DefaultProjectWithMatchesHostOverride)
 {
-  // Backend::project_with's default (two project calls) through a wrapper that does not override it,
-  // against the host backend's one-pass override, on the same columns.
+  // The default project_with (two project calls) through a wrapper that does not override it, against
+  // the host backend's one-pass override, on the same columns.
   const int n = 17;
   HostBackend host(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + n, y); });
-  ConstrainedBackend plain(host, 0);
+  struct Plain final : cudalanczos::testing::ForwardingBackend { // forwards all but project_with, which stays the default
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return "plain"; }
+  } plain(host);
   plain.resize_basis(4);
   for (int j = 0; j < 4; ++j) plain.set_random(j, 7 + j);
   Scalar a[3], c[3];
