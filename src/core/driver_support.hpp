@@ -173,12 +173,13 @@ struct CycleEnd {
   bool inject = false;
 };
 
-/// The end of a cycle, as both drivers decide it. Stop on exhaustion; at nev converged pairs when the
-/// verification is off; when a verification round is complete (round_complete) or, in its first cycle
-/// (`fresh`), certified by `certified(worst, slack)`, and found no new wanted value; at max_it or the
-/// user's stop. A round that found wanted values (copies) is followed by another. `room`: the basis
-/// can hold a complement past the nconv converged pairs (two more steps, or two blocks). Updates
-/// `verifying`, `found` (wanted values the current round turned up), r.reason and r.certificates.
+/// The end of a cycle, as the driver decides it for single vectors and blocks. Stop on exhaustion; at
+/// nev converged pairs when the verification is off; when a verification round is complete
+/// (round_complete) or, in its first cycle (`fresh`), certified by `certified(worst, slack)`, and
+/// found no new wanted value; at max_it or the user's stop. A round that found wanted values (copies)
+/// is followed by another. `room`: the basis can hold a complement past the nconv converged pairs
+/// (two more steps, or two blocks). Updates `verifying`, `found` (wanted values the current round
+/// turned up), r.reason and r.certificates.
 CycleEnd end_cycle(const Settings &s, const Callbacks &c, Result &r, bool exhausted, int nconv, int newconv, bool room,
                    bool fresh, const RitzPairs &rp, const std::vector<double> &locked_theta, double anorm, bool &verifying,
                    int &found, const std::function<bool(double worst, double slack)> &certified);

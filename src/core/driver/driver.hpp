@@ -3,8 +3,9 @@
 // vectors (b = 1) and blocks differ, a member named for the difference says how.
 //
 //   driver.cpp                      set-up: validation, the start vector, what a solve reports
-//   lanczos_steps.cpp               the single-vector step, and a cycle's expansion with full reorthogonalization
-//                                   (chunks of Backend::expand, looks between them, the look-ahead)
+//   lanczos_steps.cpp               the single-vector step, and a cycle's expansion with full
+//                                   reorthogonalization (chunks of Backend::expand, looks between them,
+//                                   the look-ahead)
 //   partial_reorthogonalization.cpp the single-vector expansion with partial reorthogonalization
 //   omega_recurrence.hpp            Simon's estimate of the loss of orthogonality that partial watches
 //   block_steps.cpp                 the block step: a block product, block Gram-Schmidt and SVQB

@@ -242,9 +242,10 @@ int Driver::kept_pairs(const CycleDecision &d, int na, int newconv) const
 }
 
 // Pairs are locked once their error is below this (lock_converged). Block steps lock two digits beyond
-// where single vectors do: a locked pair's coupling is dropped from the projected matrix and its residual
-// then adds to the true residual of every pair computed after it (docs/tuning.md#core-block-steps-lock-at-tol100);
-// a pair converged to tol but not locked stays among the kept ones and keeps improving.
+// where single vectors do: a locked pair's coupling is dropped from the projected matrix and its
+// residual then adds to the true residual of every pair computed after it
+// (docs/tuning.md#core-block-steps-lock-at-tol100); a pair converged to tol but not locked stays among
+// the kept ones and keeps improving.
 double Driver::lock_tolerance() const
 {
   constexpr double kBlockLockFactor = 1e-2;
