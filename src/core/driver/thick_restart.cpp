@@ -9,6 +9,10 @@
 // nev pairs have converged the search goes on from a fresh random vector orthogonal to everything
 // locked (verification.cpp), until the best Ritz value of that complement has converged and is worse
 // than the nev-th wanted value; a round that found new wanted values is followed by another.
+//
+// Block steps (block_steps.cpp) run the same loop. A block Krylov space of b random vectors holds b
+// directions of each eigenspace, so its round runs only where the Ritz values show b copies of a
+// wanted value (round_settings).
 #include "core/driver/driver.hpp"
 
 #include <algorithm>
