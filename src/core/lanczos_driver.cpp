@@ -67,8 +67,10 @@ private:
 // thesis variant's stop decision is its explicit residual already).
 Result run_driver(Backend &b, const Settings &s, const Callbacks &c, bool block)
 {
-  const int slots = purify_columns(s); // the residual directions' columns: the last ones
-  Result out = detail::Driver(b, s, c, detail::ResidualDirections(s.purify, basis_columns_needed(s) - slots, slots, b.basis_columns())).run();
+  // The residual directions' columns: the last ones. Block steps keep none (purify_columns).
+  const int slots = purify_columns(s);
+  const detail::ResidualDirections directions(s.purify && !block, basis_columns_needed(s) - slots, slots, b.basis_columns());
+  Result out = detail::Driver(b, s, c, directions).run();
   if (s.variant == Variant::ThickRestart) detail::check_residuals(b, s, c, block ? s.block_size : 1, out);
   return out;
 }

@@ -63,9 +63,9 @@ Result Driver::run()
 
 void Driver::validate() const
 {
-  if (blocks()) validate_blocks();
   if (n_ <= 0) throw Error("the operator has no rows");
   if (s_.nev < 1) throw Error("nev must be at least 1");
+  if (blocks()) validate_blocks(); // before the checks below, whose ncv and mpd messages it refines for blocks
   if (s_.ncv < 1) throw Error("ncv must be at least 1");
   if (s_.ncv > n_) throw Error("ncv (" + std::to_string(s_.ncv) + ") exceeds the problem size (" + std::to_string(n_) + ")");
   if (s_.variant == Variant::ThickRestart && s_.nev > s_.ncv)
@@ -85,14 +85,11 @@ void Driver::validate() const
 // What block steps need beyond what single vectors do.
 void Driver::validate_blocks() const
 {
-  if (s_.nev < 1) throw Error("nev must be at least 1");
   if (s_.ncv < s_.nev + B_)
     throw Error("the block variant needs ncv >= nev + block size (ncv = " + std::to_string(s_.ncv) + ", nev = " + std::to_string(s_.nev) +
                 ", block size = " + std::to_string(B_) + ")");
   if (s_.reorthogonalization == Reorthogonalization::None)
     throw Error("block steps reorthogonalize (full or partial); none needs block size 1");
-  if (!(s_.tol > 0)) throw Error("tol must be positive");
-  if (s_.max_it < 1) throw Error("max_it must be at least 1");
   if (b_.basis_columns() < blk_.ld) throw Error("the backend's basis is too small for ncv + block size");
   if (s_.mpd != 0 && s_.mpd < 2 * B_)
     throw Error("mpd (" + std::to_string(s_.mpd) + ") leaves no room for a block step past the kept vectors: block steps need mpd >= " +

@@ -316,7 +316,7 @@ Result Driver::finish(Result &r, const RitzPairs &rp, int mc, int nconv, int kee
   if (bounded)
     r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_,
                                         blocks() ? blk_.ld : m_);
-  if (!blocks()) pur_.keep(b_, mc, rp, t_.beta, 0, keep);
+  pur_.keep(b_, mc, rp, t_.beta, 0, keep);
   return return_pairs(r, kcols);
 }
 
@@ -325,7 +325,7 @@ Result Driver::return_pairs(Result &r, int kcols)
 {
   r.eigenvalues.assign(t_.theta_all.begin(), t_.theta_all.begin() + kcols);
   r.errors.assign(t_.err_all.begin(), t_.err_all.begin() + kcols);
-  if (!blocks()) pur_.fill(r, r.eigenvalues.size());
+  pur_.fill(r, r.eigenvalues.size());
   sort_converged(b_, r, [&](double value) { return badness(s_, c_.eigenvalue(value)); });
   orthonormalize_returned(static_cast<int>(r.eigenvalues.size()));
   return r;
