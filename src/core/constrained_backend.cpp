@@ -76,39 +76,36 @@ double ConstrainedBackend::project_out(int c, double *before)
   return inner_.subtract(0, d, h_.data(), c);
 }
 
+// Each of these is WrappingBackend's forwarding, then Z removed from the new column.
 void ConstrainedBackend::set_random(int j, std::uint64_t seed)
 {
-  const int d = offset();
-  inner_.set_random(j + d, seed);
-  if (d > 0) project_out(j + d);
+  WrappingBackend::set_random(j, seed);
+  if (offset() > 0) project_out(j + offset());
 }
 
 void ConstrainedBackend::set_column(int j, const Scalar *x)
 {
-  const int d = offset();
-  inner_.set_column(j + d, x);
-  if (d > 0) project_out(j + d);
+  WrappingBackend::set_column(j, x);
+  if (offset() > 0) project_out(j + offset());
 }
 
 bool ConstrainedBackend::set_column_device(int j, const Scalar *x, void *stream)
 {
-  const int d = offset();
-  if (!inner_.set_column_device(j + d, x, stream)) return false;
-  if (d > 0) project_out(j + d);
+  if (!WrappingBackend::set_column_device(j, x, stream)) return false;
+  if (offset() > 0) project_out(j + offset());
   return true;
 }
 
 void ConstrainedBackend::apply_operator(int src, int dst)
 {
-  const int d = offset();
-  inner_.apply_operator(src + d, dst + d);
-  if (d > 0) project_out(dst + d);
+  WrappingBackend::apply_operator(src, dst);
+  if (offset() > 0) project_out(dst + offset());
 }
 
 void ConstrainedBackend::apply_operator_block(int src, int dst, int b)
 {
+  WrappingBackend::apply_operator_block(src, dst, b);
   const int d = offset();
-  inner_.apply_operator_block(src + d, dst + d, b);
   if (d == 0 || b == 0) return;
   // project_out on the whole block: two passes of the block operations (one product over Z each)
   // instead of b column by column.
