@@ -1,7 +1,7 @@
 // The sparse matrices of the peer benchmark (bench/peers/README.md), written once as raw CSR files that
 // every solver of the suite reads: bench_eps (PETSc, 1 or 16 ranks), krylov_floor and peers.py (CuPy).
 //
-//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter anderson ("all": the first four)
+//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter anderson fem3d ("all": the first four)
 //   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
 //   gen_matrices DIR --medium NAME...   at sizes a 2-core host solves in seconds (operator counts without a GPU)
 //
@@ -37,9 +37,13 @@
 //             W (u - 1/2) with W = 16.5 and u = splitmix64(seed 1, site) in [0, 1): the matrix of
 //             examples/anderson_window.c at -L 100 (its defaults otherwise), bit for bit. 7 entries per row.
 //             The interval benchmark (run_interval.sh) asks for its eigenvalues in windows at E = 0.
-// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60, anderson 16^3.
+//   fem3d     the Q1 finite-element stiffness matrix of -div(kappa grad u) on the unit cube, 101^3 elements,
+//             u = 0 on the boundary (10^6 interior nodes, 21 entries a row inside), kappa log-uniform in
+//             [0.1, 10) per element (fem_stiffness3d): general values, no uniform pattern.
+// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60, anderson 16^3,
+//          fem3d 16^3 interior nodes.
 // --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows, hofstadter 300 x 300,
-//           anderson 40^3.
+//           anderson 40^3, fem3d 40^3.
 #include "core/random.hpp"
 #include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
 
@@ -174,6 +178,63 @@ Csr anderson(std::int64_t L, double W, std::uint64_t seed)
   return A;
 }
 
+/// The Q1 (trilinear) finite-element stiffness matrix of -div(kappa grad u) = f on the unit cube, an m^3
+/// grid of elements, u = 0 on the boundary: the (m - 1)^3 interior nodes are the rows, node (i, j, l) row
+/// ((i - 1)(m - 1) + j - 1)(m - 1) + l - 1. Of the 27 neighbours, the 6 across one face couple by 0 in
+/// every element (K = 0 there) and are left out: 21 entries a row inside. Element e's coefficient is
+/// kappa_e = 10^(2 u - 1), u = (random_entry(0xfe3, e) + 1) / 2: log-uniform in [0.1, 10), so that no two
+/// rows hold the same values. The reference element's stiffness K(a, b) = sum_d D_d prod_{d' != d} M_d'
+/// (1-D factors: D = 1 at the same end, -1 at the other; M = 1/3 and 1/6), times the element size h
+/// (h^3 / h^2). Each entry adds its shared elements in one order for both of its rows: exactly symmetric.
+Csr fem_stiffness3d(std::int64_t m)
+{
+  const std::int64_t n1 = m - 1; // interior nodes along a side
+  Csr A;
+  A.rows = A.cols = n1 * n1 * n1;
+  A.rowptr.assign(1, 0);
+  A.colind.reserve(static_cast<std::size_t>(27 * A.rows));
+  A.values.reserve(static_cast<std::size_t>(27 * A.rows));
+  const double h = 1.0 / static_cast<double>(m);
+  const auto kappa = [m](std::int64_t ex, std::int64_t ey, std::int64_t ez) {
+    const double u = 0.5 * (cudalanczos::random_entry(0xfe3, (ex * m + ey) * m + ez) + 1.0);
+    return std::pow(10.0, 2.0 * u - 1.0);
+  };
+  // K(a, b) of corners a, b from how many coordinates differ: in units of 1/36, D_d times M_d' in units
+  // of 1/6 (2 at the same end, 1 at the other), so that the sums are exact: 1/3, 0, -1/12, -1/12.
+  const auto k_ref = [](int differ) {
+    int s = 0;
+    for (int d = 0; d < 3; ++d) { // which coordinates differ does not matter, only how many: the first `differ`
+      int t = d < differ ? -1 : 1;
+      for (int e = 0; e < 3; ++e)
+        if (e != d) t *= e < differ ? 1 : 2;
+      s += t;
+    }
+    return s / 36.0;
+  };
+  const double kr[4] = {k_ref(0), k_ref(1), k_ref(2), k_ref(3)};
+  for (std::int64_t i = 1; i < m; ++i)
+    for (std::int64_t j = 1; j < m; ++j)
+      for (std::int64_t l = 1; l < m; ++l) {
+        for (int di = -1; di <= 1; ++di)
+          for (int dj = -1; dj <= 1; ++dj)
+            for (int dl = -1; dl <= 1; ++dl) {
+              const std::int64_t qi = i + di, qj = j + dj, ql = l + dl;
+              if (qi < 1 || qi >= m || qj < 1 || qj >= m || ql < 1 || ql >= m) continue; // a boundary node: u = 0
+              // Elements holding both nodes: origin e with p - e and q - e in {0, 1}^3, in ascending order.
+              double v = 0;
+              for (std::int64_t ex = std::max(i, qi) - 1; ex <= std::min(i, qi); ++ex)
+                for (std::int64_t ey = std::max(j, qj) - 1; ey <= std::min(j, qj); ++ey)
+                  for (std::int64_t ez = std::max(l, ql) - 1; ez <= std::min(l, ql); ++ez)
+                    v += kappa(ex, ey, ez) * kr[std::abs(di) + std::abs(dj) + std::abs(dl)] * h;
+              if (v == 0) continue; // a neighbour across one coordinate only: K = 0 in every element
+              A.colind.push_back(static_cast<int>(((qi - 1) * n1 + qj - 1) * n1 + ql - 1));
+              A.values.push_back(v);
+            }
+        A.rowptr.push_back(static_cast<int>(A.colind.size()));
+      }
+  return A;
+}
+
 /// A CSR matrix with complex values (the Csr of test_matrices.hpp holds doubles).
 struct ZCsr {
   std::int64_t rows = 0;
@@ -248,7 +309,7 @@ bool write_csr(const std::string &path, const Csr &A)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter anderson all)\n");
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter anderson fem3d all)\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -272,6 +333,7 @@ int main(int argc, char **argv)
     else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : medium ? 200000 : 2000000, 16, 0xc1u);
     else if (name == "randsym") A = random_symmetric(small ? 20000 : medium ? 100000 : 1000000, 8);
     else if (name == "anderson") A = anderson(small ? 16 : medium ? 40 : 100, 16.5, 1);
+    else if (name == "fem3d") A = fem_stiffness3d(small ? 17 : medium ? 41 : 101);
     else {
       std::fprintf(stderr, "gen_matrices: unknown matrix %s\n", name.c_str());
       status = 2;

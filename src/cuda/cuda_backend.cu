@@ -575,10 +575,9 @@ public:
     } else {
       grow(block_dev_, count + 1, "block projections");
       grow(block_host_, count, "block projections (host)");
-      // [V_first V_c]^H V_c: one gemm over k + b columns when the block follows the others, else the
-      // k x b projections and the b x b Gram matrix into the rows below them. A block step's window pass
-      // (column_kernels_pay) goes column by column instead: multi_dot over the k + b columns, whose extra
-      // entry w^H w lands on the next column's first entry before that column is written.
+      // [V_first V_c]^H V_c: with the custom kernels and a block of at most kBlockDotColumns, one pass over
+      // both (block_multi_dot). Else cuBLAS: one gemm over k + b columns when the block follows the others,
+      // else the k x b projections and the b x b Gram matrix into the rows below them.
       CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
       const Scalar one = 1.0, zero = 0.0;
       const auto gram = [&](int from, int rows, Scalar *dst) {
@@ -586,10 +585,9 @@ public:
                                      &zero, dst, ld));
       };
       const bool follows = k == 0 || c == first + k;
-      if (follows && column_kernels_pay(k, b)) {
-        for (int j = 0; j < b; ++j)
-          kernels::multi_dot(n_, ld, col(k == 0 ? c : first), ldv_, col(c + j), block_dev_.data() + static_cast<std::size_t>(j) * ld,
-                             partials_.data(), stream_.get());
+      if (block_kernels_pay(b)) {
+        kernels::block_multi_dot(n_, k, col(first), ldv_, b, col(c), ldv_, block_dev_.data(), partials_.data(), partials_.size(),
+                                 stream_.get());
       } else if (follows) {
         gram(k == 0 ? c : first, ld, block_dev_.data());
       } else {
@@ -617,12 +615,10 @@ public:
     ScopedDevice guard(device_);
     if (n_ == 0 || k == 0) return;
     stage_block(C, k, ldc, b); // C, packed k x b, to block_coef_
-    // V_c = V_c - V_first C, queued: no wait, no reduction (as update()). A block step's window pass
-    // column by column (column_kernels_pay; the norm subtract_norm2 also leaves goes unread).
-    if (column_kernels_pay(k, b)) {
-      for (int j = 0; j < b; ++j)
-        kernels::subtract_norm2(n_, k, col(first), ldv_, block_coef_.data() + static_cast<std::size_t>(j) * k, col(c + j),
-                                after_.data(), partials_.data(), stream_.get());
+    // V_c = V_c - V_first C, queued: no wait, no reduction (as update()); one pass over both for a small
+    // block with the custom kernels (block_subtract).
+    if (block_kernels_pay(b)) {
+      kernels::block_subtract(n_, k, col(first), ldv_, block_coef_.data(), b, col(c), ldv_, stream_.get());
       return;
     }
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
@@ -697,11 +693,10 @@ private:
     cuda::grow(buffer, count, what, [this] { CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get())); });
   }
 
-  // project_block / update_block of b columns against k: the single-vector kernels once per column read
-  // the k columns b times, cuBLAS's gemm once but far from the bandwidth on such skinny shapes. The
-  // column kernels won for a block of 2 against its window of 4 columns and lost from 16 columns on
-  // (docs/tuning.md#cuda-block-projections); larger blocks were not measured and stay with cuBLAS.
-  bool column_kernels_pay(int k, int b) const { return flavor_ == KernelFlavor::Custom && b <= 2 && k <= 2 * b; }
+  // project_block / update_block of b columns against k: block_multi_dot and block_subtract read the k
+  // columns once for all b, near the copy bandwidth; cuBLAS's gemm reads them once but far from it on such
+  // skinny shapes (docs/tuning.md#cuda-block-projections). Wider blocks stay with cuBLAS.
+  bool block_kernels_pay(int b) const { return flavor_ == KernelFlavor::Custom && b <= kernels::kBlockDotColumns; }
 
   /// A (rows x cols, leading dimension lda) packed to block_coef_ (leading dimension rows) through the
   /// pinned block_stage_, which is rewritten only once its previous upload has completed: stage_done_

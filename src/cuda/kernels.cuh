@@ -130,6 +130,27 @@ void multi_dot(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *w, 
 void window_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int lo, int kl, const Scalar *g, const Scalar *w,
                       Scalar *out, double *workspace, cudaStream_t stream);
 
+/// The most columns a block of block_multi_dot and block_subtract may have.
+inline constexpr int kBlockDotColumns = 4;
+
+/// Doubles of `workspace` block_multi_dot needs for k columns and a block of b at the most blocks it
+/// launches; a smaller one (reduction_workspace_doubles, zeroed the same way) makes it launch fewer.
+std::size_t block_dot_workspace_doubles(int k, int b);
+
+/// out = [V W]^H W for the b columns of W (1 <= b <= kBlockDotColumns, stride ldw >= n): rows 0..k-1 of
+/// the (k + b) x b column-major out (device, leading dimension k + b) are V^H W, rows k..k+b-1 the Gram
+/// matrix W^H W. One pass over V and W: multi_dot per column of W reads V b times. Each entry adds its
+/// rows in multi_dot's order, so where both take one chunk of columns (k <= 4 and k + b <= 8) with the
+/// workspace of block_dot_workspace_doubles(k, b), it is bit for bit multi_dot's entry for that column
+/// of W over [V W] (a block step's window pass).
+void block_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int b, const Scalar *W, index_t ldw, Scalar *out,
+                     double *workspace, std::size_t workspace_doubles, cudaStream_t stream);
+
+/// W -= V C for the b columns of W (C k x b column-major on the device, leading dimension k; W's columns
+/// outside V's), each column of W bit for bit what subtract_norm2 leaves; V read once for all b.
+void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int b, Scalar *W, index_t ldw,
+                    cudaStream_t stream);
+
 // --- (d) fused subtract + norm: kernels/subtract_norm2.cu ------------------------------------------------
 
 /// w -= V coef (V n x k, stride ldv; coef a device array of k) and *out = w^H w afterwards (out a device

@@ -611,10 +611,13 @@ TEST_P(CudaBackendOps, ProjectBlockIsEquivalentToRef)
 {
   const auto c = columns(*host_);
   for (auto [first, k, col, b] : std::vector<std::tuple<int, int, int, int>>{
-           {0, 4, 4, 3}, {0, 4, 4, 8}, {2, 3, 5, 1},  // the block follows the others: one gemm
-           {0, 2, 4, 8}, {1, 5, 9, 3}, {0, 3, 11, 1}, // not adjacent: two
-           {0, 6, 3, 3},                              // overlapping
-           {5, 0, 2, 3}, {0, 0, 4, 8}, {0, 0, 7, 1}}) // k = 0: the Gram matrix alone
+           {0, 4, 4, 3}, {0, 4, 4, 8}, {2, 3, 5, 1},  // the block follows the others
+           {0, 4, 4, 2}, {0, 9, 9, 2}, {2, 5, 7, 4},  // (blocks of at most 4: block_multi_dot, one chunk or two)
+           {0, 2, 4, 8}, {1, 5, 9, 3}, {0, 3, 11, 1}, // not adjacent
+           {1, 5, 9, 2}, {0, 3, 8, 4},
+           {0, 6, 3, 3}, {0, 6, 3, 2},                // overlapping
+           {5, 0, 2, 3}, {0, 0, 4, 8}, {0, 0, 7, 1},  // k = 0: the Gram matrix alone
+           {0, 0, 7, 2}, {3, 0, 8, 4}})
   {
     SCOPED_TRACE("first " + std::to_string(first) + " k " + std::to_string(k) + " col " + std::to_string(col) + " b " +
                  std::to_string(b));
@@ -640,9 +643,10 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   // Two updates queued back to back (the second stages its C while the first may still be queued), on
   // disjoint columns, with ldc > k; then k = 0. No reduction on either backend.
   const auto c = columns(*host_);
-  const std::vector<Scalar> C1 = random_vector(5 * 4, 8300), C2 = random_vector(3 * 3, 8301);
+  const std::vector<Scalar> C1 = random_vector(5 * 4, 8300), C2 = random_vector(3 * 3, 8301), C3 = random_vector(4 * 2, 8302);
   const auto before_host = host_log_, before_cuda = cuda_log_;
   for (Backend *be : {static_cast<Backend *>(host_.get()), cuda_.get()}) {
+    be->update_block(6, 4, C3.data(), 4, 0, 2);  // columns 0..1 -= V[:, 6:10] C3 (before 6..9 change)
     be->update_block(1, 3, C1.data(), 5, 6, 4);  // columns 6..9 -= V[:, 1:4] C1
     be->update_block(10, 2, C2.data(), 3, 2, 3); // columns 2..4 -= V[:, 10:12] C2
     be->update_block(0, 0, nullptr, 0, 5, 2);    // an empty sum
@@ -654,7 +658,8 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   };
   for (int j = 0; j < 4; ++j) expect_column(6 + j, subtract_tolerance(c, coef(C1, 5, 3, j), 1, 6 + j));
   for (int j = 0; j < 3; ++j) expect_column(2 + j, subtract_tolerance(c, coef(C2, 3, 2, j), 10, 2 + j));
-  for (int j : {0, 1, 5, 10, 11}) expect_column(j); // untouched
+  for (int j = 0; j < 2; ++j) expect_column(j, subtract_tolerance(c, coef(C3, 4, 4, j), 6, j));
+  for (int j : {5, 10, 11}) expect_column(j); // untouched
 }
 
 TEST_P(CudaBackendOps, TransformBlockIsEquivalentToRef)

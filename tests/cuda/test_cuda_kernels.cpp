@@ -472,6 +472,123 @@ TEST_F(VectorKernels, LargeMultiDotIsEquivalentToRef)
   expect_multi_dot(random_block(index_t(1) << 24, 3, (index_t(1) << 24) + 1, 3500), stream()); // 4 x 128 MB
 }
 
+// --- block multi-dot and block subtract (a block step's Gram-Schmidt pass) ----------------------------------
+
+/// block_multi_dot of the block W = columns k..k+b-1 of `b` against its first k columns, checked entry by
+/// entry against host loops, and run twice on the workspace for the same bits. `ws_doubles` 0: the
+/// workspace block_dot_workspace_doubles asks for; else a smaller one (fewer blocks).
+void expect_block_dot(const Block &blk, int k, int b, cudaStream_t s, std::size_t ws_doubles = 0)
+{
+  SCOPED_TRACE(where(blk.n, k, blk.ldv) + " block of " + std::to_string(b) + (ws_doubles ? " small workspace" : ""));
+  const int ld = k + b;
+  const std::size_t wsd = ws_doubles ? ws_doubles : k::block_dot_workspace_doubles(k, b);
+  DeviceBuffer<Scalar> dV = upload(blk.V), out(static_cast<std::size_t>(ld) * b);
+  DeviceBuffer<double> ws(wsd);
+  CUDALANCZOS_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  poison(out.data(), out.size());
+  k::block_multi_dot(blk.n, k, dV.data(), blk.ldv, b, dV.data() + k * blk.ldv, blk.ldv, out.data(), ws.data(), wsd, s);
+  const std::vector<Scalar> got = download(out.data(), out.size());
+  for (int j = 0; j < b; ++j)
+    for (int i = 0; i < ld; ++i) {
+      Scalar ref = 0;
+      double scale = 0;
+      for (index_t r = 0; r < blk.n; ++r) {
+        const Scalar v = blk.V[r + i * blk.ldv], w = blk.V[r + (k + j) * blk.ldv];
+        ref += conj_of(v) * w;
+        scale += std::abs(v * w);
+      }
+      ASSERT_LE(std::abs(got[i + j * ld] - ref), ulps * (blk.n + 1) * eps * scale) << "entry (" << i << ", " << j << ")";
+    }
+  k::block_multi_dot(blk.n, k, dV.data(), blk.ldv, b, dV.data() + k * blk.ldv, blk.ldv, out.data(), ws.data(), wsd, s);
+  const std::vector<Scalar> again = download(out.data(), out.size());
+  ASSERT_EQ(0, std::memcmp(got.data(), again.data(), got.size() * sizeof(Scalar))) << "not reproducible";
+}
+
+TEST_F(VectorKernels, BlockMultiDotIsEquivalentToRef)
+{
+  // k across the column chunks' edges (8 columns of V a chunk for b <= 2, 4 for b = 3, 4), k = 0 (the
+  // Gram matrix alone), odd strides (no 16-byte loads), and workspaces too small for a full wave.
+  std::uint64_t seed = 3700;
+  for (index_t n : odd_sizes())
+    for (int b = 1; b <= k::kBlockDotColumns; ++b)
+      for (int kk : {0, 1, 3, 4, 5, 8, 9, 17})
+        for (index_t pad : {0, 1}) {
+          const Block blk = random_block(n, kk + b, n + pad, seed += 13);
+          expect_block_dot(blk, kk, b, stream());
+          if (HasFatalFailure()) return;
+        }
+  const Block blk = random_block(4097, 9 + 2, 4097, 3790);
+  expect_block_dot(blk, 9, 2, stream(), k::reduction_workspace_doubles(0) + 7 * 22);
+}
+
+TEST_F(VectorKernels, BlockMultiDotIsMultiDotPerColumnInTheWindow)
+{
+  // Where both take one chunk of columns (a block step's window pass), each entry is multi_dot's over
+  // [V W] for that column of W, bit for bit: the backend's block steps keep the bits they had when that
+  // pass went column by column.
+  std::uint64_t seed = 3800;
+  for (index_t n : odd_sizes())
+    for (int b = 1; b <= k::kBlockDotColumns; ++b)
+      for (int kk = 0; kk <= 4 && kk + b <= 8; ++kk) {
+        SCOPED_TRACE(where(n, kk, n) + " block of " + std::to_string(b));
+        const Block blk = random_block(n, kk + b, n, seed += 7);
+        const int ld = kk + b;
+        DeviceBuffer<Scalar> dV = upload(blk.V), block(static_cast<std::size_t>(ld) * b), column(static_cast<std::size_t>(ld) + 1);
+        DeviceBuffer<double> ws(k::block_dot_workspace_doubles(kk, b)), ws1 = reduction_workspace(ld);
+        CUDALANCZOS_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+        k::block_multi_dot(n, kk, dV.data(), n, b, dV.data() + kk * n, n, block.data(), ws.data(), ws.size(), stream());
+        const std::vector<Scalar> got = download(block.data(), block.size());
+        for (int j = 0; j < b; ++j) {
+          k::multi_dot(n, ld, dV.data(), n, dV.data() + (kk + j) * n, column.data(), ws1.data(), stream());
+          const std::vector<Scalar> ref = download(column.data(), static_cast<std::size_t>(ld));
+          ASSERT_EQ(0, std::memcmp(got.data() + j * ld, ref.data(), ref.size() * sizeof(Scalar))) << "column " << j;
+        }
+      }
+}
+
+TEST_F(VectorKernels, BlockSubtractIsSubtractNorm2PerColumn)
+{
+  // Each column of W bit for bit what subtract_norm2 leaves (itself checked against host loops below),
+  // the coefficients k x b with leading dimension k; V and W columns of one basis, as in the backend.
+  std::uint64_t seed = 3900;
+  for (index_t n : odd_sizes())
+    for (int b = 1; b <= k::kBlockDotColumns; ++b)
+      for (int kk : {0, 1, 3, 4, 5, 9})
+        for (index_t pad : {0, 1}) {
+          SCOPED_TRACE(where(n, kk, n + pad) + " block of " + std::to_string(b));
+          const index_t ldv = n + pad;
+          const Block blk = random_block(n, kk + b, ldv, seed += 11);
+          const std::vector<Scalar> C = random_vector(static_cast<std::size_t>(kk) * b, seed + 5);
+          DeviceBuffer<Scalar> dV = upload(blk.V), dV1 = upload(blk.V), dC = upload(C);
+          DeviceBuffer<double> norm(1), ws = reduction_workspace(kk);
+          k::block_subtract(n, kk, dV.data(), ldv, dC.data(), b, dV.data() + kk * ldv, ldv, stream());
+          for (int j = 0; j < b; ++j)
+            k::subtract_norm2(n, kk, dV1.data(), ldv, dC.data() + j * kk, dV1.data() + (kk + j) * ldv, norm.data(), ws.data(),
+                              stream());
+          const std::vector<Scalar> got = download(dV.data(), blk.V.size()), ref = download(dV1.data(), blk.V.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            if (std::isnan(real_part(ref[i])) && std::isnan(real_part(got[i]))) continue; // the padding stays NaN
+            ASSERT_EQ(0, std::memcmp(&got[i], &ref[i], sizeof(Scalar))) << "entry " << i;
+          }
+        }
+}
+
+TEST_F(VectorKernels, BlockKernelsRefuseBadArguments)
+{
+  DeviceBuffer<double> ws(k::block_dot_workspace_doubles(2, 2));
+  Scalar *none = nullptr;
+  EXPECT_THROW(k::block_multi_dot(10, 2, none, 10, 0, none, 10, none, ws.data(), ws.size(), stream()), cudalanczos::Error);
+  EXPECT_THROW(k::block_multi_dot(10, 2, none, 10, k::kBlockDotColumns + 1, none, 10, none, ws.data(), ws.size(), stream()),
+               cudalanczos::Error);
+  EXPECT_THROW(k::block_multi_dot(10, 2, none, 10, 2, none, 9, none, ws.data(), ws.size(), stream()), cudalanczos::Error)
+      << "ldw < n";
+  EXPECT_THROW(k::block_multi_dot(10, 2, none, 10, 2, none, 10, none, ws.data(), k::reduction_workspace_doubles(0) / 2, stream()),
+               cudalanczos::Error)
+      << "no room for the partials";
+  EXPECT_THROW(k::block_subtract(10, 2, none, 9, none, 2, none, 10, stream()), cudalanczos::Error) << "ldv < n";
+  EXPECT_THROW(k::block_subtract(10, 2, none, 10, none, 5, none, 10, stream()), cudalanczos::Error);
+}
+
 void expect_subtract(const Block &b, const std::vector<Scalar> &coef, cudaStream_t s, bool exact_zero = false)
 {
   SCOPED_TRACE(where(b.n, b.k, b.ldv));
