@@ -675,7 +675,11 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse(EPS eps, const char **name)
    For a dense (MATSEQDENSE or MATSEQDENSECUDA) matrix of at least 8192 rows on one GPU it is 4 from nev = 10 and 2 below: block 4 solved
    dense matrices of 12288 and 32768 rows at nev = 10 and 50 1.5-1.8 times faster than single-vector steps, and
    block 2 a dense matrix of 12288 rows at nev = 1 nearly 3 times faster (its block space makes the multiplicity
-   verification unnecessary); both were slower on sparse matrices with few pairs. 1 otherwise (docs/tuning.md).
+   verification unnecessary). For a sparse (MATSEQAIJ or MATSEQAIJCUSPARSE) matrix of at least 100000 rows on one
+   GPU, real, standard, at nev <= 10 and with the reorthogonalization left to the solver or partial, it is 2 with
+   partial reorthogonalization: a new EPS on sparse matrices of 10^6 rows took 0.54-0.86 of the single-vector time
+   on four of five matrices, and up to 1.8 times it on a 3-D Laplacian, whose clustered largest values have
+   copies (EPSCUDALanczosSetBlockSize(eps, 1) there). 1 otherwise (docs/tuning.md).
    -eps_view says when the solver chose it. EPSCUDALanczosGetBlockSize() returns the block size in effect (after
    EPSSetUp()).
 

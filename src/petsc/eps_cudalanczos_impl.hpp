@@ -98,9 +98,9 @@ struct EPSCUDALanczosPlan {
   // what set-up left; the next set-up starts from that again (GrowSolution, eps_cudalanczos_interval.cpp)
   PetscInt ncv_grown = 0, ncv_before_growth = 0;
   // the block size in effect (the option, or the solver's choice), whether the solver chose it, and
-  // whether for many pairs (EPSCUDALanczosManyPairsBlocks)
+  // whether for many pairs (EPSCUDALanczosManyPairsBlocks) or for a sparse matrix (partial reorthogonalization)
   PetscInt  block_eff  = 1;
-  PetscBool block_auto = PETSC_FALSE, block_many = PETSC_FALSE;
+  PetscBool block_auto = PETSC_FALSE, block_many = PETSC_FALSE, block_sparse = PETSC_FALSE;
   // an interval's filtered solves' block size: the option, or the solver's (EPSCUDALanczosCheckInterval)
   PetscInt interval_block = 1;
   // the restart fraction in effect (the option, or the solver's choice)
@@ -214,6 +214,13 @@ PetscErrorCode EPSCUDALanczosUseCUDA(EPS eps, PetscBool *use);
 /// eps_cudalanczos_setup.cpp): below it a pass over the matrix is too cheap for a block to save much.
 inline constexpr PetscInt kAutoBlockRows = 8192;
 #define CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT "8192"
+/// The smallest sparse (AIJ) matrix for which set-up chooses blocks of 2 below kAutoBlockSparseNev, and
+/// that nev bound (EPSCUDALanczosChooseBlockSize; docs/tuning.md#petsc-automatic-block-size): smaller
+/// matrices' steps are latency-bound, where a block step's extra waits cost more than its passes save.
+inline constexpr PetscInt kAutoBlockSparseRows = 100000;
+#define CUDALANCZOS_AUTO_BLOCK_SPARSE_ROWS_TEXT "100000"
+inline constexpr PetscInt kAutoBlockSparseNev = 10;
+#define CUDALANCZOS_AUTO_BLOCK_SPARSE_NEV_TEXT "10"
 /// SLEPc's many pairs: from this nev its default dimensions are ncv = nev + 500 and mpd = 500, so that
 /// a cycle holds at most mpd columns past the locked ones (ChooseNcv in eps_cudalanczos_setup.cpp).
 inline constexpr PetscInt kManyPairsNev = 500;

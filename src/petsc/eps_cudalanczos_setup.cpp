@@ -112,43 +112,53 @@ PetscErrorCode ChooseCongruence(EPS eps, PetscInt nds, PetscBool *isshift)
 //   product; a block reads them once for all its vectors, twice per block instead of twice per vector, and
 //   sums its inner products over the ranks once.
 // - a dense matrix of at least kAutoBlockRows rows, on one rank: 4 from nev 10 and 2 below. A pass over
-//   the matrix costs about the same for b vectors as for one; on sparse matrices with few pairs blocks
-//   lose, and so do distributed operators, which apply a block column by column.
-// Sets plan.block_eff, plan.block_auto and plan.block_many. Collective.
+//   the matrix costs about the same for b vectors as for one.
+// - a sparse (AIJ) matrix of at least kAutoBlockSparseRows rows, on one rank, real, standard, nev at most
+//   kAutoBlockSparseNev: 2, with partial reorthogonalization (ChooseReorthog). A block space of 2 random
+//   vectors holds two copies of every eigenvalue, which spares the verification round, and took 0.35-0.6
+//   of the passes a single vector took on most matrices measured; blocks of 2 lose where they take as
+//   many passes (clustered values with copies).
+// Distributed operators apply a block column by column, so the last two rules are one rank's only. The
+// reorthogonalization must be left to the solver or full (partial too for a sparse matrix).
+// Sets plan.block_eff, plan.block_auto, plan.block_many and plan.block_sparse. Collective.
 PetscErrorCode EPSCUDALanczosChooseBlockSize(EPS eps, PetscBool isshift)
 {
   EPS_CUDALANCZOS *ctx = (EPS_CUDALANCZOS *)eps->data;
   PetscMPIInt      size;
-  PetscBool        dense = PETSC_FALSE, use_cuda = PETSC_FALSE;
+  PetscBool        dense = PETSC_FALSE, sparse = PETSC_FALSE, use_cuda = PETSC_FALSE;
   Mat              A;
   // Not for an interval or the threshold test (their chunks take single-vector steps) nor a generalized
   // problem (untried there).
-  const PetscBool many = EPSCUDALanczosManyPairsBlocks(eps->nev) && eps->which != EPS_ALL && !EPSCUDALanczosThresholdTest(eps) && !eps->isgeneralized
-                           ? PETSC_TRUE
-                           : PETSC_FALSE;
+  const PetscBool plain = eps->which != EPS_ALL && !EPSCUDALanczosThresholdTest(eps) && !eps->isgeneralized ? PETSC_TRUE : PETSC_FALSE;
+  const PetscBool many  = EPSCUDALanczosManyPairsBlocks(eps->nev) && plain ? PETSC_TRUE : PETSC_FALSE;
+  const PetscBool full  = !ctx->opt.reorthog_set || ctx->opt.reorthog == EPS_CUDALANCZOS_REORTHOG_FULL ? PETSC_TRUE : PETSC_FALSE;
+  const PetscBool part  = !ctx->opt.reorthog_set || ctx->opt.reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? PETSC_TRUE : PETSC_FALSE;
   // 2 below nev 10: a block of 2 makes the verification round unnecessary, which costs a single vector
   // as many products as the solve itself
-  const PetscInt b = many ? kManyPairsBlock : eps->nev >= 10 ? 4 : 2;
+  PetscInt b = many ? kManyPairsBlock : eps->nev >= 10 ? 4 : 2;
 
   PetscFunctionBegin;
   ctx->plan.block_eff  = 1;
-  ctx->plan.block_auto = ctx->plan.block_many = PETSC_FALSE;
+  ctx->plan.block_auto = ctx->plan.block_many = ctx->plan.block_sparse = PETSC_FALSE;
   // Every condition but the device is the same on every rank.
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)eps), &size));
-  if (ctx->opt.variant != EPS_CUDALANCZOS_THICK_RESTART || (ctx->opt.reorthog_set && ctx->opt.reorthog != EPS_CUDALANCZOS_REORTHOG_FULL) ||
-      !isshift || eps->nev + 16 * b + b > eps->n)
-    PetscFunctionReturn(0);
+  if (ctx->opt.variant != EPS_CUDALANCZOS_THICK_RESTART || !isshift || !(full || part)) PetscFunctionReturn(0);
   if (!many) {
-    if (size != 1 || eps->n < kAutoBlockRows) PetscFunctionReturn(0);
+    if (size != 1) PetscFunctionReturn(0);
     PetscCall(STGetMatrix(eps->st, 0, &A));
     PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dense, MATSEQDENSE, MATSEQDENSECUDA, ""));
-    if (!dense) PetscFunctionReturn(0);
-  }
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &sparse, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
+    sparse = sparse && plain && part && !PetscDefined(USE_COMPLEX) && eps->n >= kAutoBlockSparseRows && eps->nev <= kAutoBlockSparseNev ? PETSC_TRUE : PETSC_FALSE;
+    if (sparse) b = 2;
+    else if (!(dense && full && eps->n >= kAutoBlockRows)) PetscFunctionReturn(0);
+  } else if (!full) PetscFunctionReturn(0);
+  if (eps->nev + 16 * b + b > eps->n) PetscFunctionReturn(0);
   PetscCall(EPSCUDALanczosUseCUDA(eps, &use_cuda));
   if (!use_cuda) PetscFunctionReturn(0);
-  ctx->plan.block_eff  = b;
-  ctx->plan.block_auto = PETSC_TRUE;
-  ctx->plan.block_many = many;
+  ctx->plan.block_eff    = b;
+  ctx->plan.block_auto   = PETSC_TRUE;
+  ctx->plan.block_many   = many;
+  ctx->plan.block_sparse = sparse;
   PetscFunctionReturn(0);
 }
 
@@ -267,9 +277,10 @@ PetscErrorCode CheckBlockSteps(EPS eps, PetscInt neff)
 }
 
 // Left to the solver: partial for single-vector steps with STSHIFT on a sparse or shell matrix, where a
-// step's orthogonalization is what costs (the product is one matrix pass); full otherwise. Block steps
-// need full; other STs are chosen so that few steps are needed and each product is a solve, so full
-// costs next to nothing there; a dense matrix's product reads n^2 entries against a pass over the
+// step's orthogonalization is what costs (the product is one matrix pass), and for the blocks of 2 set-up
+// chooses for a sparse matrix (measured with partial); full otherwise. Other block steps take full; other
+// STs are chosen so that few steps are needed and each product is a solve, so full costs next to nothing
+// there; a dense matrix's product reads n^2 entries against a pass over the
 // basis's n ncv, and partial cost it products; an interval's filtered step is the filter's degree in
 // products, and its semi-orthogonal basis cost a third more of them
 // (docs/tuning.md#petsc-default-reorthogonalization).
@@ -287,8 +298,9 @@ PetscErrorCode ChooseReorthog(EPS eps, PetscBool isshift)
   ctx->plan.reorthog_dense = dense;
   if (ctx->opt.reorthog_set) ctx->plan.reorthog_eff = ctx->opt.reorthog;
   else
-    ctx->plan.reorthog_eff =
-        ctx->plan.block_eff == 1 && isshift && !dense && eps->which != EPS_ALL ? EPS_CUDALANCZOS_REORTHOG_PARTIAL : EPS_CUDALANCZOS_REORTHOG_FULL;
+    ctx->plan.reorthog_eff = (ctx->plan.block_eff == 1 || ctx->plan.block_sparse) && isshift && !dense && eps->which != EPS_ALL
+                               ? EPS_CUDALANCZOS_REORTHOG_PARTIAL
+                               : EPS_CUDALANCZOS_REORTHOG_FULL;
   PetscFunctionReturn(0);
 }
 
@@ -492,7 +504,7 @@ PetscErrorCode EPSSetUp_CUDALanczos(EPS eps)
   PetscCall(ChooseWhich(eps));
   if (EPSCUDALanczosThresholdTest(eps)) PetscCall(EPSCUDALanczosCheckThreshold(eps));
   ctx->plan.block_eff  = ctx->opt.block_size == PETSC_DEFAULT ? 1 : ctx->opt.block_size;
-  ctx->plan.block_auto = ctx->plan.block_many = PETSC_FALSE;
+  ctx->plan.block_auto = ctx->plan.block_many = ctx->plan.block_sparse = PETSC_FALSE;
   if (ctx->opt.variant == EPS_CUDALANCZOS_THESIS) PetscCall(PlanThesis(eps, neff));
   else PetscCall(PlanThickRestart(eps, neff, isshift));
   PetscCheck(eps->nev <= neff, PetscObjectComm((PetscObject)eps), PETSC_ERR_ARG_OUTOFRANGE,

@@ -29,13 +29,13 @@ PetscErrorCode ViewReorthog(EPS eps, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s\n", thesis ? "none" : EPSCUDALanczosReorthogs[ctx->opt.reorthog]));
   else if (eps->state >= EPS_STATE_SETUP)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: %s (chosen: %s)\n", EPSCUDALanczosReorthogs[plan.reorthog_eff],
-                                     plan.reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? "single-vector steps with STSHIFT"
+                                     plan.reorthog_eff == EPS_CUDALANCZOS_REORTHOG_PARTIAL ? (plan.block_sparse ? "blocks of 2 on a sparse matrix with STSHIFT" : "single-vector steps with STSHIFT")
                                      : eps->which == EPS_ALL                                ? "an interval, whose filtered step is the filter's degree in products"
                                      : plan.block_eff > 1                                   ? "block steps; partial on request"
                                      : eps->isgeneralized                                   ? "a generalized problem: each product is a solve"
                                      : plan.reorthog_dense                                  ? "a dense matrix, whose product costs more than a full pass"
                                                                                             : "an ST other than STSHIFT"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps with STSHIFT on a sparse or shell operator of a standard problem, full for an interval and otherwise)\n"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  reorthogonalization: chosen at set-up (partial for single-vector steps and the chosen blocks of 2 with STSHIFT on a sparse or shell operator of a standard problem, full for an interval and otherwise)\n"));
   PetscFunctionReturn(0);
 }
 
@@ -53,6 +53,8 @@ PetscErrorCode ViewThickRestartPlan(EPS eps, PetscViewer viewer)
                                      !plan.block_auto ? ""
                                      : plan.block_many
                                        ? " (chosen: nev " CUDALANCZOS_MANY_PAIRS_NEV_TEXT " or more on GPUs: a block reads the locked and kept vectors once for its " CUDALANCZOS_MANY_PAIRS_BLOCK_TEXT " vectors)"
+                                       : plan.block_sparse
+                                       ? " (chosen: a sparse matrix of at least " CUDALANCZOS_AUTO_BLOCK_SPARSE_ROWS_TEXT " rows on one GPU, nev at most " CUDALANCZOS_AUTO_BLOCK_SPARSE_NEV_TEXT ": a block of 2 holds two copies of each eigenvalue, which spares the verification round)"
                                        : " (chosen: a dense matrix of at least " CUDALANCZOS_AUTO_BLOCK_ROWS_TEXT " rows on one GPU: 2 vectors below nev 10, 4 from nev 10)"));
   PetscCall(EPSCUDALanczosGetRestart(eps, &keep));
   if (ctx->opt.restart != (PetscReal)PETSC_DEFAULT || eps->state < EPS_STATE_SETUP)

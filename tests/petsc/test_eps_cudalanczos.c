@@ -419,6 +419,54 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
 
+  {
+    /* The solver's own block size for a sparse (AIJ) matrix of at least 100000 rows solved on one GPU:
+       2 with partial reorthogonalization up to nev 10, the -eps_view lines saying so; 1 from nev 11, below
+       100000 rows, off the GPU and on several ranks. The diagonal matrix holds every value twice: the
+       block returns both copies of the 2 largest, as single-vector steps with their verification do. */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    const PetscBool gpu = (PetscBool)(has_cuda_device && size == 1);
+    const PetscInt  n   = gpu ? 100000 : 300, top = n / 2;
+    Mat             A;
+    PetscCall(BuildMatrix(DIAGONAL, n, &A));
+    for (int nevcase = 0; nevcase < 2; ++nevcase) {
+      const PetscInt nev = nevcase == 0 ? 4 : 11, expect = gpu && nev <= 10 ? 2 : 1;
+      PetscInt       bs = 0, nconv = 0;
+      PetscReal      worst = 0, res = 0;
+      PetscBool      chosen = PETSC_FALSE, partial = PETSC_FALSE;
+      EPSCUDALanczosReorthog reorthog;
+      char           detail[256], name[160];
+      EPS            eps;
+      PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
+      PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
+      PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
+      PetscCall(EPSSetTolerances(eps, 1e-10, 100000));
+      PetscCall(EPSSolve(eps));
+      PetscCall(EPSCUDALanczosGetBlockSize(eps, &bs));
+      PetscCall(EPSCUDALanczosGetReorthog(eps, &reorthog));
+      PetscCall(ViewLine(eps, "block size: 2 vectors per step (chosen: a sparse matrix", NULL, 0, &chosen));
+      PetscCall(ViewLine(eps, "reorthogonalization: partial (chosen: blocks of 2 on a sparse matrix", NULL, 0, &partial));
+      PetscCall(EPSGetConverged(eps, &nconv));
+      for (PetscInt i = 0; i < PetscMin(nconv, nev); ++i) {
+        PetscScalar k;
+        PetscReal   err;
+        PetscCall(EPSGetEigenpair(eps, i, &k, NULL, NULL, NULL));
+        worst = PetscMax(worst, PetscAbsReal(PetscRealPart(k) - (PetscReal)(top - i / 2)) / top); /* top, top, top - 1, top - 1, ... */
+        PetscCall(EPSComputeError(eps, i, EPS_ERROR_RELATIVE, &err));
+        res = PetscMax(res, err);
+      }
+      PetscCall(EPSDestroy(&eps));
+      PetscCall(PetscSNPrintf(detail, sizeof(detail), "n %" PetscInt_FMT ", block size %" PetscInt_FMT ", reorthogonalization %s, chosen lines %s/%s, nconv %" PetscInt_FMT ", max rel. error %.2e, residual %.2e",
+                              n, bs, EPSCUDALanczosReorthogs[reorthog], chosen ? "printed" : "absent", partial ? "printed" : "absent", nconv, (double)worst, (double)res));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "left to the solver, a sparse matrix, nev %" PetscInt_FMT ": block size %" PetscInt_FMT "%s, every copy returned", nev, expect,
+                              expect == 2 ? " with partial reorthogonalization on the GPU" : ""));
+      PetscCall(Check((PetscBool)(bs == expect && (expect == 2) == (chosen && partial) && (expect == 1 || reorthog == EPS_CUDALANCZOS_REORTHOG_PARTIAL) && nconv >= nev && worst < 1e-9 && res < 1e-8),
+                      name, detail));
+    }
+    PetscCall(MatDestroy(&A));
+  }
+
   /* Identity and zero: every vector is an eigenvector; beta = 0 at the first step (breakdown). */
   {
     Mat       A;
