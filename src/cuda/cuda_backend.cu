@@ -578,21 +578,22 @@ public:
       // [V_first V_c]^H V_c: with the custom kernels and a block of at most kBlockDotColumns, one pass over
       // both (block_multi_dot). Else cuBLAS: one gemm over k + b columns when the block follows the others,
       // else the k x b projections and the b x b Gram matrix into the rows below them.
-      CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
-      const Scalar one = 1.0, zero = 0.0;
-      const auto gram = [&](int from, int rows, Scalar *dst) {
-        CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), blas::kAdjoint, CUBLAS_OP_N, rows, b, n_, &one, col(from), ldv_, col(c), ldv_,
-                                     &zero, dst, ld));
-      };
-      const bool follows = k == 0 || c == first + k;
       if (block_kernels_pay(b)) {
         kernels::block_multi_dot(n_, k, col(first), ldv_, b, col(c), ldv_, block_dev_.data(), partials_.data(), partials_.size(),
                                  stream_.get());
-      } else if (follows) {
-        gram(k == 0 ? c : first, ld, block_dev_.data());
       } else {
-        gram(first, k, block_dev_.data());
-        gram(c, b, block_dev_.data() + k);
+        CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+        const Scalar one = 1.0, zero = 0.0;
+        const auto gram = [&](int from, int rows, Scalar *dst) {
+          CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), blas::kAdjoint, CUBLAS_OP_N, rows, b, n_, &one, col(from), ldv_, col(c),
+                                       ldv_, &zero, dst, ld));
+        };
+        if (k == 0 || c == first + k) { // the block follows the others
+          gram(k == 0 ? c : first, ld, block_dev_.data());
+        } else {
+          gram(first, k, block_dev_.data());
+          gram(c, b, block_dev_.data() + k);
+        }
       }
       CUDALANCZOS_CHECK(cudaMemcpyAsync(block_host_.data(), block_dev_.data(), bytes(static_cast<index_t>(count)),
                                         cudaMemcpyDeviceToHost, stream_.get()));

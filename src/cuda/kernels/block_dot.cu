@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace cudalanczos::cuda::kernels {
 namespace {
@@ -125,7 +126,7 @@ void launch_block_dot(index_t n, int k, const DScalar *V, index_t ldv, const DSc
   constexpr int KC = block_dot_columns<B>();
   const int chunks = std::max(1, (k + KC - 1) / KC);
   if (chunks > kMaxDotChunks) throw Error("block_multi_dot: k = " + std::to_string(k) + " is too many columns");
-  const bool vec = !kComplexScalars && aligned16(Wb) && ldw % 2 == 0 && (k == 0 || (aligned16(V) && ldv % 2 == 0));
+  const bool vec = vector_ok(k, V, ldv, Wb) && ldw % 2 == 0; // W's columns 16-byte aligned too
   // As multi_dot: one wave in all, the chunks sharing it, and no more blocks than the workspace holds partials for.
   const std::size_t entries = static_cast<std::size_t>(k + B) * B * kDoublesPerScalar;
   const std::size_t room = (workspace_doubles - kCounterDoubles) / entries;
@@ -202,7 +203,7 @@ template <int B>
 void launch_block_subtract(index_t n, int k, const DScalar *V, index_t ldv, const DScalar *C, DScalar *Wb, index_t ldw,
                            cudaStream_t stream)
 {
-  const bool vec = !kComplexScalars && aligned16(Wb) && ldw % 2 == 0 && (k == 0 || (aligned16(V) && ldv % 2 == 0));
+  const bool vec = vector_ok(k, V, ldv, Wb) && ldw % 2 == 0;
   const int blocks = grid_for(n / (vec ? 2 : 1));
   if (vec) block_subtract_kernel<kWide, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, Wb, ldw);
   else block_subtract_kernel<1, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, Wb, ldw);
@@ -218,6 +219,19 @@ void check_block(const char *who, index_t n, int k, index_t ldv, int b, index_t 
   if (ldw < n) throw Error(std::string(who) + ": need ldw >= n (n = " + std::to_string(n) + ", ldw = " + std::to_string(ldw) + ")");
 }
 
+static_assert(kBlockDotColumns == 4, "with_block_size instantiates the kernels for 1..4 columns");
+/// f(std::integral_constant<int, b>{}) for the block sizes 1..kBlockDotColumns (check_block's range).
+template <class F>
+void with_block_size(int b, F &&f)
+{
+  switch (b) {
+  case 1: return f(std::integral_constant<int, 1>{});
+  case 2: return f(std::integral_constant<int, 2>{});
+  case 3: return f(std::integral_constant<int, 3>{});
+  default: return f(std::integral_constant<int, 4>{});
+  }
+}
+
 } // namespace
 
 std::size_t block_dot_workspace_doubles(int k, int b)
@@ -230,15 +244,9 @@ void block_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int b, cons
 {
   check_block("block_multi_dot", n, k, ldv, b, ldw);
   if (workspace_doubles <= kCounterDoubles) throw Error("block_multi_dot: the workspace is too small (block_dot_workspace_doubles)");
-  const auto launch = [&](auto tag) {
+  with_block_size(b, [&](auto tag) {
     launch_block_dot<decltype(tag)::value>(n, k, dev(V), ldv, dev(W), ldw, dev(out), workspace, workspace_doubles, stream);
-  };
-  switch (b) {
-  case 1: return launch(std::integral_constant<int, 1>{});
-  case 2: return launch(std::integral_constant<int, 2>{});
-  case 3: return launch(std::integral_constant<int, 3>{});
-  default: return launch(std::integral_constant<int, 4>{});
-  }
+  });
 }
 
 void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int b, Scalar *W, index_t ldw,
@@ -246,15 +254,7 @@ void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar
 {
   check_block("block_subtract", n, k, ldv, b, ldw);
   if (n == 0 || k == 0) return;
-  const auto launch = [&](auto tag) {
-    launch_block_subtract<decltype(tag)::value>(n, k, dev(V), ldv, dev(C), dev(W), ldw, stream);
-  };
-  switch (b) {
-  case 1: return launch(std::integral_constant<int, 1>{});
-  case 2: return launch(std::integral_constant<int, 2>{});
-  case 3: return launch(std::integral_constant<int, 3>{});
-  default: return launch(std::integral_constant<int, 4>{});
-  }
+  with_block_size(b, [&](auto tag) { launch_block_subtract<decltype(tag)::value>(n, k, dev(V), ldv, dev(C), dev(W), ldw, stream); });
 }
 
 } // namespace cudalanczos::cuda::kernels
