@@ -100,6 +100,8 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
   return bound;
 }
 
+double partial_coupling_bound(double anorm, int basis) { return 16 * omega_limit * anorm * basis / std::sqrt(2.0); }
+
 bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp, int wanted_positions, double anorm)
 {
   const double floor = 16 * omega_limit * anorm;

@@ -214,6 +214,12 @@ struct LockedResiduals {
 std::vector<double> residual_bounds(const LockedResiduals &locked, const std::vector<double> &active, double anorm, long products,
                                     int basis);
 
+/// What the couplings that partial block steps leave out of the projected matrix can add to a Ritz pair's
+/// true residual, in a basis of `basis` columns: the omega recurrence keeps each below 16 omega_limit ||A||
+/// (the floor of raise_to_partial_floor), and the residual grows by at most the norm of the matrix they
+/// form, whose Frobenius norm over at most basis^2 / 2 entries bounds it.
+double partial_coupling_bound(double anorm, int basis);
+
 /// max |V^H V - I| over the basis's first k columns (k reductions; once per solve).
 double orthogonality(BasisStorage &b, int k);
 

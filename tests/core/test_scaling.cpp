@@ -440,11 +440,15 @@ TEST(ResidualCheck, FailingWantedPairLeavesNoGap)
 // pair's true residual, computed here, lies below its bound, on a random matrix, a graded spectrum (eight
 // values near 1e3 above the rest, from 1 down to 1e-3) and a 1-D Laplacian's clustered end; with the proof
 // off, the same solve computes every check and returns the same eigenvalues with at least as many products.
+// Single vectors (full reorthogonalization) and blocks of 2 with partial reorthogonalization, whose bounds
+// take in the couplings the partial steps left out (detail::partial_coupling_bound).
 TEST(ResidualCheck, ProvenBoundsHoldAndSaveProducts)
 {
-  for (int kind = 0; kind < 3; ++kind) {
+  for (int variant = 0; variant < 6; ++variant) {
+    const int kind = variant % 3;
+    const bool partial_blocks = variant >= 3;
     const char *names[] = {"random symmetric", "graded spectrum", "1-D Laplacian"};
-    SCOPED_TRACE(names[kind]);
+    SCOPED_TRACE(std::string(names[kind]) + (partial_blocks ? ", blocks of 2, partial" : ""));
     const int n = kind == 2 ? 400 : 120;
     Dense A = kind == 2 ? laplacian_1d(n) : random_symmetric(n, 4409);
     if (kind == 1) { // diag(d): the basis a Krylov space is written in does not matter to it
@@ -453,6 +457,7 @@ TEST(ResidualCheck, ProvenBoundsHoldAndSaveProducts)
     }
     Settings s;
     s.nev = kind == 1 ? 12 : 6, s.ncv = kind == 1 ? 40 : 20, s.which = Which::LargestMagnitude, s.tol = 1e-9, s.max_it = 5000;
+    if (partial_blocks) s.block_size = 2, s.reorthogonalization = Reorthogonalization::Partial;
     const Solved proven = run_solver(A, s);
     Settings off = s;
     off.exact_operator = false;
@@ -466,6 +471,10 @@ TEST(ResidualCheck, ProvenBoundsHoldAndSaveProducts)
     EXPECT_EQ(r.residuals_proven + r.residuals_checked, r.nconv);
     EXPECT_EQ(r.matvecs_check, r.residuals_checked);
     EXPECT_GT(r.residuals_proven, 0) << "the pairs locked first are proven by their own residuals";
+    if (partial_blocks) {
+      EXPECT_EQ(r.block_size, 2);
+      EXPECT_LT(r.full_reorthogonalizations, r.operator_passes) << "some steps were partial";
+    }
     EXPECT_LE(r.matvecs, checked.result.matvecs);
     ASSERT_EQ(r.residual_bounds.size(), r.eigenvalues.size());
     for (int i = 0; i < r.nconv; ++i) {

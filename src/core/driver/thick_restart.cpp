@@ -306,16 +306,18 @@ void Driver::after_restart(int kcols)
 
 // The solve ends after this cycle: the kept pairs are returned, with their proven residual bounds
 // (Settings::exact_operator) and, for the purification, this cycle's residual direction. Partial block
-// steps leave couplings of about omega_limit ||A|| to columns outside the window out of the projected
-// matrix, which the bound's rounding term does not cover: their pairs take the check.
+// steps leave couplings to columns outside the window out of the projected matrix; the bound takes them
+// in as a whole (partial_coupling_bound).
 Result Driver::finish(Result &r, const RitzPairs &rp, int mc, int nconv, int keep)
 {
   const int kcols = t_.locked + keep;
   r.nconv = std::min(nconv, kcols);
-  const bool bounded = s_.exact_operator && (!blocks() || blk_.partial_steps == 0);
-  if (bounded)
-    r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_,
-                                        blocks() ? blk_.ld : m_);
+  if (s_.exact_operator) {
+    const int basis = blocks() ? blk_.ld : m_;
+    r.residual_bounds = residual_bounds(t_.locked_res, std::vector<double>(rp.res.begin(), rp.res.begin() + keep), anorm_, matvecs_, basis);
+    if (blocks() && blk_.partial_steps > 0)
+      for (double &bound : r.residual_bounds) bound += partial_coupling_bound(anorm_, basis);
+  }
   pur_.keep(b_, mc, rp, t_.beta, 0, keep);
   return return_pairs(r, kcols);
 }
