@@ -1,7 +1,7 @@
 // The sparse matrices of the peer benchmark (bench/peers/README.md), written once as raw CSR files that
 // every solver of the suite reads: bench_eps (PETSc, 1 or 16 ranks), krylov_floor and peers.py (CuPy).
 //
-//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter anderson fem3d ("all": the first four)
+//   gen_matrices DIR NAME...            NAME: lap2d lap3d powerlaw randsym hofstadter anderson andersonrh fem3d ("all": the first four)
 //   gen_matrices DIR --small NAME...    the same generators at smoke-test sizes
 //   gen_matrices DIR --medium NAME...   at sizes a 2-core host solves in seconds (operator counts without a GPU)
 //
@@ -37,13 +37,16 @@
 //             W (u - 1/2) with W = 16.5 and u = splitmix64(seed 1, site) in [0, 1): the matrix of
 //             examples/anderson_window.c at -L 100 (its defaults otherwise), bit for bit. 7 entries per row.
 //             The interval benchmark (run_interval.sh) asks for its eigenvalues in windows at E = 0.
+//   andersonrh  the same lattice and on-site energies with random hoppings (off-diagonal disorder): the
+//             bond from a site to its next neighbour in direction d has -(1/2 + u), u = splitmix64(seed 2,
+//             3 site + d): general values, no uniform pattern. 7 entries per row.
 //   fem3d     the Q1 finite-element stiffness matrix of -div(kappa grad u) on the unit cube, 101^3 elements,
 //             u = 0 on the boundary (10^6 interior nodes, 21 entries a row inside), kappa log-uniform in
 //             [0.1, 10) per element (fem_stiffness3d): general values, no uniform pattern.
-// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60, anderson 16^3,
-//          fem3d 16^3 interior nodes.
+// --small: lap2d 60 x 60, lap3d 16^3, powerlaw 20000 rows, randsym 20000 rows, hofstadter 60 x 60, anderson and
+//          andersonrh 16^3, fem3d 16^3 interior nodes.
 // --medium: lap2d 200 x 200, lap3d 34^3, powerlaw 200000 rows, randsym 100000 rows, hofstadter 300 x 300,
-//           anderson 40^3, fem3d 40^3.
+//           anderson and andersonrh 40^3, fem3d 40^3.
 #include "core/random.hpp"
 #include "test_matrices.hpp" // tests/cuda: header-only, no CUDA
 
@@ -148,9 +151,12 @@ double uniform_of_site(std::uint64_t seed, std::int64_t site)
 }
 
 /// The 3-D Anderson model on an L^3 periodic lattice (examples/anderson_window.c, rows in the same order,
-/// entries of one row sorted; on 2 sites along a side the two bonds add up there, so they do here).
-Csr anderson(std::int64_t L, double W, std::uint64_t seed)
+/// entries of one row sorted; on 2 sites along a side the two bonds add up there, so they do here). With
+/// random hoppings, the bond from site s to its next neighbour in direction d (periodically) has
+/// -(1/2 + uniform_of_site(seed + 1, 3 s + d)), the same seen from both ends: values in (-3/2, -1/2].
+Csr anderson(std::int64_t L, double W, std::uint64_t seed, bool random_hoppings = false)
 {
+  const auto hop = [&](std::int64_t site, int d) { return random_hoppings ? -(0.5 + uniform_of_site(seed + 1, 3 * site + d)) : -1.0; };
   Csr A;
   A.rows = A.cols = L * L * L;
   A.rowptr.assign(1, 0);
@@ -162,8 +168,9 @@ Csr anderson(std::int64_t L, double W, std::uint64_t seed)
     row.clear();
     row.push_back({r, W != 0 ? W * (uniform_of_site(seed, r) - 0.5) : 0.0});
     for (int d = 0; d < 3; ++d) {
-      row.push_back({r + ((c[d] + 1) % L - c[d]) * stride[d], -1.0});
-      row.push_back({r + ((c[d] + L - 1) % L - c[d]) * stride[d], -1.0});
+      const std::int64_t up = r + ((c[d] + 1) % L - c[d]) * stride[d], down = r + ((c[d] + L - 1) % L - c[d]) * stride[d];
+      row.push_back({up, hop(r, d)});
+      row.push_back({down, hop(down, d)});
     }
     std::stable_sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     for (const auto &[col, v] : row) {
@@ -309,7 +316,7 @@ bool write_csr(const std::string &path, const Csr &A)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter anderson fem3d all)\n");
+    std::fprintf(stderr, "usage: gen_matrices DIR [--small | --medium] NAME... (lap2d lap3d powerlaw randsym hofstadter anderson andersonrh fem3d all)\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -333,6 +340,7 @@ int main(int argc, char **argv)
     else if (name == "powerlaw") A = cudalanczos::cuda::test::chung_lu(small ? 20000 : medium ? 200000 : 2000000, 16, 0xc1u);
     else if (name == "randsym") A = random_symmetric(small ? 20000 : medium ? 100000 : 1000000, 8);
     else if (name == "anderson") A = anderson(small ? 16 : medium ? 40 : 100, 16.5, 1);
+    else if (name == "andersonrh") A = anderson(small ? 16 : medium ? 40 : 100, 16.5, 1, true);
     else if (name == "fem3d") A = fem_stiffness3d(small ? 17 : medium ? 41 : 101);
     else {
       std::fprintf(stderr, "gen_matrices: unknown matrix %s\n", name.c_str());
