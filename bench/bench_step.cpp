@@ -173,6 +173,25 @@ void block_solves(Backend &b)
   std::printf("\n");
 }
 
+/// The custom CSR kernels at each lane count, one column (csr_spmv) and a block of 2 (csr_spmm, its
+/// interleaving included), on the caller's device CSR arrays, beside the operator's own choices.
+void csr_lane_sweep(index_t n, index_t nnz, const int *rowptr, const int *colind, const Scalar *values)
+{
+  Stream stream = make_stream();
+  const cudaStream_t s = stream.get();
+  DeviceBuffer<Scalar> X(static_cast<std::size_t>(n) * 2), Y(static_cast<std::size_t>(n) * 2), inter(static_cast<std::size_t>(n) * 2);
+  for (int j = 0; j < 2; ++j) kernels::set_random(n, 77 + j, 0, X.data() + static_cast<std::size_t>(j) * n, s);
+  const double bytes1 = 12.0 * nnz + 4.0 * (n + 1) + 16.0 * n, bytes2 = 12.0 * nnz + 4.0 * (n + 1) + 32.0 * n;
+  std::printf("| lanes a row | csr_spmv ms | GB/s | csr_spmm, b = 2, ms | GB/s | block / 2 columns |\n|---:|---:|---:|---:|---:|---:|\n");
+  for (int lanes = 1; lanes <= 32; lanes *= 2) {
+    const double t1 = gpu_median_ms([&] { kernels::csr_spmv(n, nnz, rowptr, colind, values, X.data(), Y.data(), s, lanes); }, s);
+    const double t2 = gpu_median_ms(
+        [&] { kernels::csr_spmm(n, n, nnz, rowptr, colind, values, 2, X.data(), n, Y.data(), n, inter.data(), s, lanes); }, s);
+    std::printf("| %d | %.4f | %.0f | %.4f | %.0f | %.2f |\n", lanes, t1, bytes1 / (t1 * 1e6), t2, bytes2 / (t2 * 1e6), t2 / (2 * t1));
+  }
+  std::printf("\n");
+}
+
 /// A real matrix of bench/peers/gen_matrices (its "CLCSR01" file: rows, nnz, rowptr, colind, values), in
 /// the real build.
 test::Csr read_gen_matrices_file(const std::string &path)
@@ -216,7 +235,10 @@ int block_split(const std::string &what)
   const CsrView view{n, n, nnz, rowptr.data(), colind.data(), values.data()};
   std::shared_ptr<DeviceOperator> op = make_pattern_operator_on_device(view, -1);
   if (!op && !file) throw Error("the power-law graph has no uniform pattern");
-  if (!op) op = make_csr_operator_on_device(view, KernelFlavor::Default, -1);
+  if (!op) {
+    op = make_csr_operator_on_device(view, KernelFlavor::Default, -1);
+    csr_lane_sweep(n, nnz, rowptr.data(), colind.data(), values.data());
+  }
   std::printf("## Single-vector against block-2 steps: %s, n = %lld, nnz = %lld, %s\n\n", file ? what.c_str() : "power-law graph",
               static_cast<long long>(n), static_cast<long long>(nnz), op->description().c_str());
   BackendConfig config;
