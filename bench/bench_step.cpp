@@ -4,7 +4,8 @@
 // (bench_cudalanczos, the thesis's tables, is real only).
 //
 //   bench_step [m [flux_denominator [kernels]]]     kernels: the product, the step's kernels and the chunks only
-//   bench_step blocks [rows]                        single-vector against block-2 steps on a power-law graph
+//   bench_step blocks [rows | FILE.csr]             single-vector against block-2 steps on a power-law graph
+//                                                   or a real matrix of bench/peers/gen_matrices
 //
 // The matrix is test::magnetic_laplacian(m, 2 pi / flux_denominator) (tests/cuda/test_matrices.hpp) with
 // bench/peers' `hofstadter` disorder on its diagonal (W = 1: 4 + random_entry(0x40f, r) / 2), m = 1414
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -171,21 +173,73 @@ void block_solves(Backend &b)
   std::printf("\n");
 }
 
-/// Where a block step's time goes against a single-vector step's, on the power-law graph of bench/peers'
-/// `powerlaw` (test::chung_lu, the value-less pattern product the PETSc layer uploads it as).
-int block_split(index_t rows)
+/// The custom CSR kernels at each lane count, one column (csr_spmv) and a block of 2 (csr_spmm, its
+/// interleaving included), on the caller's device CSR arrays, beside the operator's own choices.
+void csr_lane_sweep(index_t n, index_t nnz, const int *rowptr, const int *colind, const Scalar *values)
 {
-  const test::Csr A = test::chung_lu(rows, 16, 0xc1u);
+  Stream stream = make_stream();
+  const cudaStream_t s = stream.get();
+  DeviceBuffer<Scalar> X(static_cast<std::size_t>(n) * 2), Y(static_cast<std::size_t>(n) * 2), inter(static_cast<std::size_t>(n) * 2);
+  for (int j = 0; j < 2; ++j) kernels::set_random(n, 77 + j, 0, X.data() + static_cast<std::size_t>(j) * n, s);
+  const double bytes1 = 12.0 * nnz + 4.0 * (n + 1) + 16.0 * n, bytes2 = 12.0 * nnz + 4.0 * (n + 1) + 32.0 * n;
+  std::printf("| lanes a row | csr_spmv ms | GB/s | csr_spmm, b = 2, ms | GB/s | block / 2 columns |\n|---:|---:|---:|---:|---:|---:|\n");
+  for (int lanes = 1; lanes <= 32; lanes *= 2) {
+    const double t1 = gpu_median_ms([&] { kernels::csr_spmv(n, nnz, rowptr, colind, values, X.data(), Y.data(), s, lanes); }, s);
+    const double t2 = gpu_median_ms(
+        [&] { kernels::csr_spmm(n, n, nnz, rowptr, colind, values, 2, X.data(), n, Y.data(), n, inter.data(), s, lanes); }, s);
+    std::printf("| %d | %.4f | %.0f | %.4f | %.0f | %.2f |\n", lanes, t1, bytes1 / (t1 * 1e6), t2, bytes2 / (t2 * 1e6), t2 / (2 * t1));
+  }
+  std::printf("\n");
+}
+
+/// A real matrix of bench/peers/gen_matrices (its "CLCSR01" file: rows, nnz, rowptr, colind, values), in
+/// the real build.
+test::Csr read_gen_matrices_file(const std::string &path)
+{
+  if (kDoublesPerScalar != 1) throw Error("a real matrix file needs the real build of bench_step");
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error("cannot open " + path);
+  char magic[8];
+  std::int64_t head[3];
+  test::Csr A;
+  bool ok = std::fread(magic, 1, 8, f) == 8 && std::memcmp(magic, "CLCSR01\n", 8) == 0 && std::fread(head, 8, 3, f) == 3 &&
+            head[0] > 0 && head[1] >= 0;
+  if (ok) {
+    A.rows = A.cols = head[0];
+    A.rowptr.resize(static_cast<std::size_t>(head[0]) + 1);
+    A.colind.resize(static_cast<std::size_t>(head[1]));
+    A.values.resize(static_cast<std::size_t>(head[1]));
+    ok = std::fread(A.rowptr.data(), 4, A.rowptr.size(), f) == A.rowptr.size() &&
+         std::fread(A.colind.data(), 4, A.colind.size(), f) == A.colind.size() &&
+         std::fread(A.values.data(), sizeof(Scalar), A.values.size(), f) == A.values.size();
+  }
+  std::fclose(f);
+  if (!ok) throw Error(path + " is not a real matrix of gen_matrices");
+  return A;
+}
+
+/// Where a block step's time goes against a single-vector step's: on the power-law graph of bench/peers'
+/// `powerlaw` (test::chung_lu, the value-less pattern product the PETSc layer uploads it as), or on a
+/// gen_matrices file, with the product the PETSc layer chooses for it on one GPU (the pattern product
+/// where the values allow it, else the CSR product).
+int block_split(const std::string &what)
+{
+  const bool file = what.size() > 4 && what.compare(what.size() - 4, 4, ".csr") == 0;
+  const test::Csr A = file ? read_gen_matrices_file(what) : test::chung_lu(std::atol(what.c_str()), 16, 0xc1u);
   const index_t n = A.rows, nnz = static_cast<index_t>(A.colind.size());
   DeviceBuffer<int> rowptr(A.rowptr.size()), colind(A.colind.size());
   DeviceBuffer<Scalar> values(A.values.size());
   CUDALANCZOS_CHECK(cudaMemcpy(rowptr.data(), A.rowptr.data(), rowptr.bytes(), cudaMemcpyHostToDevice));
   CUDALANCZOS_CHECK(cudaMemcpy(colind.data(), A.colind.data(), colind.bytes(), cudaMemcpyHostToDevice));
-  const std::vector<Scalar> ones(A.values.begin(), A.values.end());
-  CUDALANCZOS_CHECK(cudaMemcpy(values.data(), ones.data(), values.bytes(), cudaMemcpyHostToDevice));
-  const auto op = make_pattern_operator_on_device(CsrView{n, n, nnz, rowptr.data(), colind.data(), values.data()}, -1);
-  if (!op) throw Error("the power-law graph has no uniform pattern");
-  std::printf("## Single-vector against block-2 steps: power-law graph, n = %lld, nnz = %lld, %s\n\n",
+  CUDALANCZOS_CHECK(cudaMemcpy(values.data(), A.values.data(), values.bytes(), cudaMemcpyHostToDevice));
+  const CsrView view{n, n, nnz, rowptr.data(), colind.data(), values.data()};
+  std::shared_ptr<DeviceOperator> op = make_pattern_operator_on_device(view, -1);
+  if (!op && !file) throw Error("the power-law graph has no uniform pattern");
+  if (!op) {
+    op = make_csr_operator_on_device(view, KernelFlavor::Default, -1);
+    csr_lane_sweep(n, nnz, rowptr.data(), colind.data(), values.data());
+  }
+  std::printf("## Single-vector against block-2 steps: %s, n = %lld, nnz = %lld, %s\n\n", file ? what.c_str() : "power-law graph",
               static_cast<long long>(n), static_cast<long long>(nnz), op->description().c_str());
   BackendConfig config;
   config.local_size = config.global_size = n;
@@ -201,7 +255,7 @@ int block_split(index_t rows)
 int main(int argc, char **argv)
 try {
   std::setvbuf(stdout, nullptr, _IOLBF, 0); // each table row as it is made, also into a file
-  if (argc > 1 && std::string(argv[1]) == "blocks") return block_split(argc > 2 ? std::atol(argv[2]) : 2000000);
+  if (argc > 1 && std::string(argv[1]) == "blocks") return block_split(argc > 2 ? argv[2] : "2000000");
   const index_t m = argc > 1 ? std::atol(argv[1]) : 1414;
   const double denominator = argc > 2 ? std::atof(argv[2]) : 16.0;
   const bool solves = !(argc > 3 && std::string(argv[3]) == "kernels");

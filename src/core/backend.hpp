@@ -188,6 +188,13 @@ public:
   /// V[:, col:col+b] = V[:, col:col+b] M, M b x b column-major with leading dimension ldm >= b.
   virtual void transform_block(int col, int b, const Scalar *M, int ldm);
 
+  /// A block step's first two Gram-Schmidt passes: out_w = project_block(lo, kw, col, b) (the window,
+  /// (kw + b) x b), update_block(lo, kw, out_w, kw + b, col, b), then out_p = project_block(first, k, col,
+  /// b) ((k + b) x b) of the block so reduced. This default makes those three calls and is the reference;
+  /// an override may subtract the window with the coefficients where it computed them and wait once for
+  /// both results. kw >= 1; the window must not overlap the block.
+  virtual void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p);
+
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}
 

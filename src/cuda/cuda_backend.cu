@@ -619,13 +619,44 @@ public:
     // V_c = V_c - V_first C, queued: no wait, no reduction (as update()); one pass over both for a small
     // block with the custom kernels (block_subtract).
     if (block_kernels_pay(b)) {
-      kernels::block_subtract(n_, k, col(first), ldv_, block_coef_.data(), b, col(c), ldv_, stream_.get());
+      kernels::block_subtract(n_, k, col(first), ldv_, block_coef_.data(), k, b, col(c), ldv_, stream_.get());
       return;
     }
     CUDALANCZOS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
     const Scalar minus_one = -1.0, one = 1.0;
     CUDALANCZOS_CHECK(blas::gemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n_, b, k, &minus_one, col(first), ldv_,
                                  block_coef_.data(), k, &one, col(c), ldv_));
+  }
+
+  // The window's projections stay on the device for its subtraction (no staging of them from the host)
+  // and both results come back in one copy and one wait: one host round trip per block step fewer.
+  // Only where this rank holds the whole vectors, since elsewhere the coefficients are the reduced ones;
+  // the same kernels in the same order as the reference's calls, so the same bits.
+  void window_then_project_block(int lo, int kw, int first, int k, int c, int b, Scalar *out_w, Scalar *out_p) override
+  {
+    if (kw < 1 || k < 0 || b < 0) throw Error("CudaBackend::window_then_project_block: the window needs a column, k and b >= 0");
+    check_range(lo, kw);
+    check_range(first, k);
+    check_range(c, b);
+    if (b > 0 && lo < c + b && c < lo + kw)
+      throw Error("CudaBackend::window_then_project_block: the window " + range_text(lo, kw) + " overlaps the block " + range_text(c, b));
+    if (b == 0 || n_ == 0 || n_ != global_ || !block_kernels_pay(b))
+      return BasisStorage::window_then_project_block(lo, kw, first, k, c, b, out_w, out_p);
+    ScopedDevice guard(device_);
+    const int ldw = kw + b, ldp = k + b;
+    const std::size_t cw = static_cast<std::size_t>(ldw) * b, cp = static_cast<std::size_t>(ldp) * b;
+    grow(block_dev_, cw + cp + 1, "block projections");
+    grow(block_host_, cw + cp, "block projections (host)");
+    Scalar *const dw = block_dev_.data(), *const dp = block_dev_.data() + cw;
+    kernels::block_multi_dot(n_, kw, col(lo), ldv_, b, col(c), ldv_, dw, partials_.data(), partials_.size(), stream_.get());
+    kernels::block_subtract(n_, kw, col(lo), ldv_, dw, ldw, b, col(c), ldv_, stream_.get());
+    kernels::block_multi_dot(n_, k, col(first), ldv_, b, col(c), ldv_, dp, partials_.data(), partials_.size(), stream_.get());
+    CUDALANCZOS_CHECK(cudaMemcpyAsync(block_host_.data(), dw, bytes(static_cast<index_t>(cw + cp)), cudaMemcpyDeviceToHost, stream_.get()));
+    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    std::memcpy(out_w, block_host_.data(), bytes(static_cast<index_t>(cw)));
+    std::memcpy(out_p, block_host_.data() + cw, bytes(static_cast<index_t>(cp)));
+    reduce_(real_slot(out_w), static_cast<int>(cw) * kDoublesPerScalar); // two reductions, as the reference's
+    reduce_(real_slot(out_p), static_cast<int>(cp) * kDoublesPerScalar);
   }
 
   void transform_block(int c, int b, const Scalar *M, int ldm) override

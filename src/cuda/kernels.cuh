@@ -146,9 +146,9 @@ std::size_t block_dot_workspace_doubles(int k, int b);
 void block_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int b, const Scalar *W, index_t ldw, Scalar *out,
                      double *workspace, std::size_t workspace_doubles, cudaStream_t stream);
 
-/// W -= V C for the b columns of W (C k x b column-major on the device, leading dimension k; W's columns
-/// outside V's), each column of W bit for bit what subtract_norm2 leaves; V read once for all b.
-void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int b, Scalar *W, index_t ldw,
+/// W -= V C for the b columns of W (C k x b column-major on the device, leading dimension ldc >= k; W's
+/// columns outside V's), each column of W bit for bit what subtract_norm2 leaves; V read once for all b.
+void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int ldc, int b, Scalar *W, index_t ldw,
                     cudaStream_t stream);
 
 // --- (d) fused subtract + norm: kernels/subtract_norm2.cu ------------------------------------------------

@@ -15,6 +15,7 @@
 #include "host/host_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -660,6 +661,61 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   for (int j = 0; j < 3; ++j) expect_column(2 + j, subtract_tolerance(c, coef(C2, 3, 2, j), 10, 2 + j));
   for (int j = 0; j < 2; ++j) expect_column(j, subtract_tolerance(c, coef(C3, 4, 4, j), 6, j));
   for (int j : {5, 10, 11}) expect_column(j); // untouched
+}
+
+TEST_P(CudaBackendOps, WindowThenProjectBlockIsTheThreeCallsBitForBit)
+{
+  // A block step's window pass and the pass after it. On one rank's backend (the whole vectors, no
+  // reducer) the override keeps the window's coefficients on the device and waits once: every output and
+  // every column must be bit for bit those of the three calls it stands for. On the fixture's two-rank
+  // stand-in it takes the three calls itself, as the host backend does.
+  BackendConfig config;
+  config.local_size = config.global_size = n_;
+  config.flavor = flavor_;
+  auto fused = make_cuda_backend(config, make_dense_operator(A_.view(), flavor_, -1));
+  auto calls = make_cuda_backend(config, make_dense_operator(A_.view(), flavor_, -1));
+  for (auto [lo, kw, first, k, col, b] : std::vector<std::array<int, 6>>{{4, 4, 0, 8, 8, 2},   // a full step: window, then all
+                                                                            {6, 2, 0, 3, 8, 4},   // partial: the kept columns
+                                                                            {2, 4, 0, 2, 6, 3},
+                                                                            {5, 1, 0, 5, 9, 1},
+                                                                            {3, 2, 0, 10, 10, 2}, // the pass over the window too
+                                                                            {0, 2, 0, 2, 2, 8}})  // wider than the block kernels
+  {
+    SCOPED_TRACE("lo " + std::to_string(lo) + " kw " + std::to_string(kw) + " first " + std::to_string(first) + " k " +
+                 std::to_string(k) + " col " + std::to_string(col) + " b " + std::to_string(b));
+    const std::size_t nw = static_cast<std::size_t>((kw + b) * b), np = static_cast<std::size_t>((k + b) * b);
+    std::vector<Scalar> w1(nw, nan), p1(np, nan), w2(nw, nan), p2(np, nan);
+    for (Backend *be : {fused.get(), calls.get()}) {
+      be->resize_basis(kColumns);
+      for (int j = 0; j < kColumns; ++j) be->set_column(j, host_->column(j));
+    }
+    fused->window_then_project_block(lo, kw, first, k, col, b, w1.data(), p1.data());
+    calls->project_block(lo, kw, col, b, w2.data());
+    calls->update_block(lo, kw, w2.data(), kw + b, col, b);
+    calls->project_block(first, k, col, b, p2.data());
+    ASSERT_EQ(0, std::memcmp(w1.data(), w2.data(), nw * sizeof(Scalar))) << "the window's projections";
+    ASSERT_EQ(0, std::memcmp(p1.data(), p2.data(), np * sizeof(Scalar))) << "the pass's projections";
+    std::vector<Scalar> x(static_cast<std::size_t>(n_)), y(x.size());
+    for (int j = 0; j < kColumns; ++j) {
+      fused->get_column(j, x.data());
+      calls->get_column(j, y.data());
+      ASSERT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(Scalar))) << "column " << j;
+    }
+    // The two-rank stand-in and the host backend: the reference's calls on each, their reductions alike.
+    sync_from_host();
+    const std::size_t calls_before = cuda_log_.size(), host_before = host_log_.size();
+    std::vector<Scalar> hw(nw), hp(np), cw(nw, nan), cp(np, nan);
+    host_->window_then_project_block(lo, kw, first, k, col, b, hw.data(), hp.data());
+    cuda_->window_then_project_block(lo, kw, first, k, col, b, cw.data(), cp.data());
+    EXPECT_EQ(cuda_log_.size() - calls_before, 2u) << "one reduction per projection";
+    EXPECT_GE(host_log_.size() - host_before, 2u);
+    for (std::size_t i = 0; i < nw; ++i) ASSERT_LE(std::abs(cw[i] - hw[i]), 1e-10 * (1 + std::abs(hw[i]))) << "window entry " << i;
+    for (std::size_t i = 0; i < np; ++i) ASSERT_LE(std::abs(cp[i] - hp[i]), 1e-10 * (1 + std::abs(hp[i]))) << "pass entry " << i;
+    sync_from_host();
+    EXPECT_THROW(fused->window_then_project_block(col, 2, 0, 1, col + 1 < kColumns ? col : col - 1, 1, w1.data(), p1.data()), Error)
+        << "a window overlapping the block";
+    EXPECT_THROW(fused->window_then_project_block(lo, 0, first, k, col, b, w1.data(), p1.data()), Error) << "an empty window";
+  }
 }
 
 TEST_P(CudaBackendOps, TransformBlockIsEquivalentToRef)

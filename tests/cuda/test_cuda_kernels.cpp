@@ -549,7 +549,7 @@ TEST_F(VectorKernels, BlockMultiDotIsMultiDotPerColumnInTheWindow)
 TEST_F(VectorKernels, BlockSubtractIsSubtractNorm2PerColumn)
 {
   // Each column of W bit for bit what subtract_norm2 leaves (itself checked against host loops below),
-  // the coefficients k x b with leading dimension k; V and W columns of one basis, as in the backend.
+  // the coefficients k x b with leading dimension k or k + 1; V and W columns of one basis, as in the backend.
   std::uint64_t seed = 3900;
   for (index_t n : odd_sizes())
     for (int b = 1; b <= k::kBlockDotColumns; ++b)
@@ -558,12 +558,13 @@ TEST_F(VectorKernels, BlockSubtractIsSubtractNorm2PerColumn)
           SCOPED_TRACE(where(n, kk, n + pad) + " block of " + std::to_string(b));
           const index_t ldv = n + pad;
           const Block blk = random_block(n, kk + b, ldv, seed += 11);
-          const std::vector<Scalar> C = random_vector(static_cast<std::size_t>(kk) * b, seed + 5);
+          const int ldc = kk + static_cast<int>(pad); // C's leading dimension past k too (a window's, below its Gram rows)
+          const std::vector<Scalar> C = random_vector(static_cast<std::size_t>(ldc) * b + 1, seed + 5);
           DeviceBuffer<Scalar> dV = upload(blk.V), dV1 = upload(blk.V), dC = upload(C);
           DeviceBuffer<double> norm(1), ws = reduction_workspace(kk);
-          k::block_subtract(n, kk, dV.data(), ldv, dC.data(), b, dV.data() + kk * ldv, ldv, stream());
+          k::block_subtract(n, kk, dV.data(), ldv, dC.data(), ldc, b, dV.data() + kk * ldv, ldv, stream());
           for (int j = 0; j < b; ++j)
-            k::subtract_norm2(n, kk, dV1.data(), ldv, dC.data() + j * kk, dV1.data() + (kk + j) * ldv, norm.data(), ws.data(),
+            k::subtract_norm2(n, kk, dV1.data(), ldv, dC.data() + j * ldc, dV1.data() + (kk + j) * ldv, norm.data(), ws.data(),
                               stream());
           const std::vector<Scalar> got = download(dV.data(), blk.V.size()), ref = download(dV1.data(), blk.V.size());
           for (std::size_t i = 0; i < got.size(); ++i) {
@@ -585,8 +586,9 @@ TEST_F(VectorKernels, BlockKernelsRefuseBadArguments)
   EXPECT_THROW(k::block_multi_dot(10, 2, none, 10, 2, none, 10, none, ws.data(), k::reduction_workspace_doubles(0) / 2, stream()),
                cudalanczos::Error)
       << "no room for the partials";
-  EXPECT_THROW(k::block_subtract(10, 2, none, 9, none, 2, none, 10, stream()), cudalanczos::Error) << "ldv < n";
-  EXPECT_THROW(k::block_subtract(10, 2, none, 10, none, 5, none, 10, stream()), cudalanczos::Error);
+  EXPECT_THROW(k::block_subtract(10, 2, none, 9, none, 2, 2, none, 10, stream()), cudalanczos::Error) << "ldv < n";
+  EXPECT_THROW(k::block_subtract(10, 2, none, 10, none, 2, 5, none, 10, stream()), cudalanczos::Error);
+  EXPECT_THROW(k::block_subtract(10, 2, none, 10, none, 1, 2, none, 10, stream()), cudalanczos::Error) << "ldc < k";
 }
 
 void expect_subtract(const Block &b, const std::vector<Scalar> &coef, cudaStream_t s, bool exact_zero = false)

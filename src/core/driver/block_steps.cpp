@@ -110,10 +110,11 @@ bool Driver::orthonormalize_block(int k, int col, bool from_operator, Matrix &C,
   const bool partial = from_operator && partial_block_step(k);
   blk_.partial_steps += partial;
   const int window = partial ? k - std::max(t_.start, k - 2 * B) : from_operator && k > 2 * B ? 2 * B : 0;
-  first_pass(k, col, window, C, G, before);
+  Matrix next; // the projections of the pass after the window, where first_pass had them made with its own
+  first_pass(k, col, window, partial ? t_.start : k, C, G, before, next);
   double scale = *std::max_element(before.begin(), before.end());
-  if (partial) scale = t_.start > 0 ? dgks_passes(t_.start, k, col, 2, C, G) : largest_diagonal(G);
-  else if (k > 0) scale = dgks_passes(k, k, col, window ? 2 : 1, C, G);
+  if (partial) scale = t_.start > 0 ? dgks_passes(t_.start, k, col, 2, C, G, next) : largest_diagonal(G);
+  else if (k > 0) scale = dgks_passes(k, k, col, window ? 2 : 1, C, G, next);
   if (from_operator && !partial) blk_.force_full = false; // the full step Simon's rule asked for
   // Below this, a direction is in the span: for a block from the operator, beta <= 16 eps ||A|| sqrt(k)
   // as in the single-vector step; for a block of random vectors, relative to their length.
@@ -152,39 +153,45 @@ bool Driver::partial_block_step(int k) const
 }
 
 // Pass 1: the window's (its last `window` columns of 0..k-1), or the first full pass (window 0):
-// projections into C, the Gram matrix after it into G, and diag(W^H W) before it into `before`.
-void Driver::first_pass(int k, int col, int window, Matrix &C, Matrix &G, std::vector<double> &before)
+// projections into C, the Gram matrix after it into G, and diag(W^H W) before it into `before`. After a
+// window, the projections of the pass that follows it over columns 0..next-1 come with it into P, from
+// one backend call (window_then_project_block: the backend waits once for both); P is empty otherwise.
+void Driver::first_pass(int k, int col, int window, int next, Matrix &C, Matrix &G, std::vector<double> &before, Matrix &P)
 {
   const int B = B_;
   before.assign(B, 0.0);
   const int lo = k - (window ? window : k), kw = k - lo, ldw = kw + B;
+  const bool with_next = window > 0 && next > 0;
   Matrix Pw(static_cast<std::size_t>(ldw) * B);
-  b_.project_block(lo, kw, col, B, Pw.data());
+  P.assign(with_next ? static_cast<std::size_t>(next + B) * B : 0, Scalar(0));
+  if (with_next) b_.window_then_project_block(lo, kw, 0, next, col, B, Pw.data(), P.data());
+  else b_.project_block(lo, kw, col, B, Pw.data());
   ++reductions_;
   for (int j = 0; j < B; ++j) {
     before[j] = real_part(Pw[kw + j + static_cast<std::size_t>(j) * ldw]);
     check_finite(before[j], "||A v||");
   }
   if (kw > 0) {
-    b_.update_block(lo, kw, Pw.data(), ldw, col, B);
+    if (!with_next) b_.update_block(lo, kw, Pw.data(), ldw, col, B);
     accumulate(Pw, kw, C, lo, k);
   }
   gram_after(Pw, kw, G);
 }
 
 // Passes over columns 0..count-1 (C has leading dimension k), at most `passes`, repeated only where the
-// last took a column below half its squared length (DGKS). Full steps pass over the whole basis, twice
+// last took a column below half its squared length (DGKS); the first from `projected` where it is not
+// empty (first_pass made its projections). Full steps pass over the whole basis, twice
 // at most after a window; a partial step's pass over its kept and locked columns may be repeated too: a
 // block drifting into the span of locked copies of a multiple eigenvalue loses most of its length there,
 // and one classical pass would leave it carrying their rounding-level components, magnified. Returns the
 // largest squared column length the last pass met.
-double Driver::dgks_passes(int count, int k, int col, int passes, Matrix &C, Matrix &G)
+double Driver::dgks_passes(int count, int k, int col, int passes, Matrix &C, Matrix &G, const Matrix &projected)
 {
   double scale = 0;
   for (int pass = 0; pass < passes; ++pass) {
     std::vector<double> entering(B_);
     for (int j = 0; j < B_; ++j) entering[j] = real_part(G[j + static_cast<std::size_t>(j) * B_]);
-    scale = range_pass(0, count, k, col, C, G);
+    scale = range_pass(0, count, k, col, C, G, pass == 0 ? projected : Matrix{});
     if (count == k) ++full_passes_;
     bool lost = false;
     for (int j = 0; j < B_; ++j) lost = lost || step_rule::lost_too_much(real_part(G[j + static_cast<std::size_t>(j) * B_]), entering[j]);
@@ -194,12 +201,16 @@ double Driver::dgks_passes(int count, int k, int col, int passes, Matrix &C, Mat
 }
 
 // One pass over columns first..first+count-1: C (leading dimension ldc) gains its projections, G becomes
-// the Gram matrix after it. Returns the largest squared column length it met.
-double Driver::range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G)
+// the Gram matrix after it. The projections are `projected` where it is not empty (made already). Returns
+// the largest squared column length it met.
+double Driver::range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G, const Matrix &projected)
 {
   const int B = B_, ld = count + B;
-  Matrix P(static_cast<std::size_t>(ld) * B);
-  b_.project_block(first, count, col, B, P.data());
+  Matrix P(projected);
+  if (P.empty()) {
+    P.resize(static_cast<std::size_t>(ld) * B);
+    b_.project_block(first, count, col, B, P.data());
+  }
   ++reductions_;
   b_.update_block(first, count, P.data(), ld, col, B);
   accumulate(P, count, C, first, ldc);

@@ -112,9 +112,9 @@ private:
   bool block_step(int c, int locked);
   bool orthonormalize_block(int k, int col, bool from_operator, Matrix &C, Matrix &R, std::vector<double> &before);
   bool partial_block_step(int k) const;
-  void first_pass(int k, int col, int window, Matrix &C, Matrix &G, std::vector<double> &before);
-  double dgks_passes(int count, int k, int col, int passes, Matrix &C, Matrix &G);
-  double range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G);
+  void first_pass(int k, int col, int window, int next, Matrix &C, Matrix &G, std::vector<double> &before, Matrix &P);
+  double dgks_passes(int count, int k, int col, int passes, Matrix &C, Matrix &G, const Matrix &projected);
+  double range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G, const Matrix &projected);
   void repeat_pass(int k, int col, Matrix &P, Matrix &G, Matrix &C, Matrix &R, std::vector<char> &dead);
   double largest_diagonal(const Matrix &G) const;
   void accumulate(const Matrix &P, int k, Matrix &C, int lo, int ldc) const;

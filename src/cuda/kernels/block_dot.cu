@@ -148,7 +148,7 @@ void launch_block_dot(index_t n, int k, const DScalar *V, index_t ldv, const DSc
 // stored; V's entries are read once for all B.
 template <int W, int B>
 __global__ void __launch_bounds__(kThreads) block_subtract_kernel(index_t n, int k, const DScalar *__restrict__ V,
-                                                                  index_t ldv, const DScalar *__restrict__ C,
+                                                                  index_t ldv, const DScalar *__restrict__ C, int ldc,
                                                                   DScalar *__restrict__ Wb, index_t ldw)
 {
   const auto rows = [&](index_t i, auto load, auto store_row) {
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kThreads) block_subtract_kernel(index_t n, int
       for (int u = 0; u < 4; ++u)
 #pragma unroll
         for (int j = 0; j < B; ++j) {
-          const DScalar coef = __ldg(C + c + u + j * k);
+          const DScalar coef = __ldg(C + c + u + static_cast<index_t>(j) * ldc);
 #pragma unroll
           for (int e = 0; e < W; ++e) wv[j][e] = sub_mul(coef, vv[u][e], wv[j][e]);
         }
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kThreads) block_subtract_kernel(index_t n, int
       load(V + c * ldv, i, vv);
 #pragma unroll
       for (int j = 0; j < B; ++j) {
-        const DScalar coef = __ldg(C + c + j * k);
+        const DScalar coef = __ldg(C + c + static_cast<index_t>(j) * ldc);
 #pragma unroll
         for (int e = 0; e < W; ++e) wv[j][e] = sub_mul(coef, vv[e], wv[j][e]);
       }
@@ -200,13 +200,13 @@ __global__ void __launch_bounds__(kThreads) block_subtract_kernel(index_t n, int
 }
 
 template <int B>
-void launch_block_subtract(index_t n, int k, const DScalar *V, index_t ldv, const DScalar *C, DScalar *Wb, index_t ldw,
-                           cudaStream_t stream)
+void launch_block_subtract(index_t n, int k, const DScalar *V, index_t ldv, const DScalar *C, int ldc, DScalar *Wb,
+                           index_t ldw, cudaStream_t stream)
 {
   const bool vec = vector_ok(k, V, ldv, Wb) && ldw % 2 == 0;
   const int blocks = grid_for(n / (vec ? 2 : 1));
-  if (vec) block_subtract_kernel<kWide, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, Wb, ldw);
-  else block_subtract_kernel<1, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, Wb, ldw);
+  if (vec) block_subtract_kernel<kWide, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, ldc, Wb, ldw);
+  else block_subtract_kernel<1, B><<<blocks, kThreads, 0, stream>>>(n, k, V, ldv, C, ldc, Wb, ldw);
   CUDALANCZOS_CHECK_LAUNCH();
 }
 
@@ -249,12 +249,13 @@ void block_multi_dot(index_t n, int k, const Scalar *V, index_t ldv, int b, cons
   });
 }
 
-void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int b, Scalar *W, index_t ldw,
+void block_subtract(index_t n, int k, const Scalar *V, index_t ldv, const Scalar *C, int ldc, int b, Scalar *W, index_t ldw,
                     cudaStream_t stream)
 {
   check_block("block_subtract", n, k, ldv, b, ldw);
+  if (ldc < k) throw Error("block_subtract: need ldc >= k (k = " + std::to_string(k) + ", ldc = " + std::to_string(ldc) + ")");
   if (n == 0 || k == 0) return;
-  with_block_size(b, [&](auto tag) { launch_block_subtract<decltype(tag)::value>(n, k, dev(V), ldv, dev(C), dev(W), ldw, stream); });
+  with_block_size(b, [&](auto tag) { launch_block_subtract<decltype(tag)::value>(n, k, dev(V), ldv, dev(C), ldc, dev(W), ldw, stream); });
 }
 
 } // namespace cudalanczos::cuda::kernels
