@@ -285,19 +285,25 @@ RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<
   RitzPairs rp;
   rp.na = na;
   rp.rows = vectors ? na : tail;
-  rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
   rp.w.resize(na);
-#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
-  // Real eigenvectors (A is real symmetric), into the Scalars that rotate() and combine() take.
-  std::vector<double> Y(rp.Y.size());
-#else
-  std::vector<double> &Y = rp.Y;
-#endif
-  const bool on_backend = vectors && dense && na > 0 && dense->projected_eigen(na, A.data(), na, rp.w.data(), Y.data(), na);
+  // The backend's eigensolver gives whole vectors (na x na); the host's only the rows asked for.
+  std::vector<double> Y(static_cast<std::size_t>(dense ? na : rp.rows) * na);
+  const bool on_backend = dense && na > 0 && dense->projected_eigen(na, A.data(), na, rp.w.data(), Y.data(), na);
   if (!on_backend) symmetric_eigen(na, A.data(), na, rp.w.data(), Y.data(), std::max(rp.rows, 1), rp.rows);
-#if defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX
-  std::copy(Y.begin(), Y.end(), rp.Y.begin());
+  const int from = on_backend ? na - rp.rows : 0, ld = on_backend ? na : rp.rows; // where Y's kept rows start
+#if !(defined(CUDALANCZOS_USE_COMPLEX) && CUDALANCZOS_USE_COMPLEX)
+  if (from == 0 && ld == rp.rows) { // the rows kept are Y's first: no copy
+    Y.resize(static_cast<std::size_t>(rp.rows) * na);
+    rp.Y = std::move(Y);
+    order_and_residuals(s, c, tail, rp, residual);
+    return rp;
+  }
 #endif
+  // Real eigenvectors (A is real symmetric), into the Scalars that rotate() and combine() take.
+  rp.Y.resize(static_cast<std::size_t>(rp.rows) * na);
+  for (int j = 0; j < na; ++j)
+    for (int i = 0; i < rp.rows; ++i)
+      rp.Y[i + static_cast<std::size_t>(j) * rp.rows] = Y[from + i + static_cast<std::size_t>(j) * ld];
   order_and_residuals(s, c, tail, rp, residual);
   return rp;
 }

@@ -137,8 +137,10 @@ inline int kept_pairs(bool done, bool round, int na, int newconv, int missing, i
 /// residual norm from the last `tail` entries of its vector y (all a residual estimate reads: beta
 /// y_last, or R times the last block). With vectors, Y holds the whole vectors (na x na); without, only
 /// their last `tail` rows (tail x na), which costs O(na^2 tail) instead of O(na^3): for the looks
-/// inside a cycle, which need the values and the residuals only. With vectors, `dense` (the solve's
-/// backend) solves it where it offers a faster eigensolver for this order (Backend::projected_eigen).
+/// inside a cycle, which need the values and the residuals only. `dense` (the solve's backend), where
+/// given, solves it whole where it offers a faster eigensolver for this order (Backend::projected_eigen);
+/// without vectors only the tail rows are then kept. Either way the values and the tail rows are the
+/// bits the whole decomposition on the same side gives.
 RitzPairs ritz_pairs(const Settings &s, const Callbacks &c, int na, std::vector<double> A, int tail, bool vectors,
                      const std::function<double(const Scalar *y_tail)> &residual, Backend *dense = nullptr);
 

@@ -24,6 +24,7 @@
 //                 exact multiplicities alike (no gap enters); the residual^2/gap bound would be much
 //                 tighter for isolated values, but needs a gap that clustered spectra do not have.
 #include "core/backend.hpp"
+#include "core/driver_support.hpp"
 #include "core/lanczos_driver.hpp"
 #include "core/symmetric_eigen.hpp"
 #include "host/host_backend.hpp"
@@ -1880,6 +1881,55 @@ TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
     EXPECT_EQ(b.calls == 0, hermitian_blocks) << b.calls << " calls";
     EXPECT_LE(b.widest, s.mpd);
   }
+}
+
+// A look inside a cycle asks for the values and the residuals only (ritz_pairs without vectors): it
+// gets the last `tail` rows of the vectors, bit for bit those of the whole decomposition, the same
+// values, residuals and order, on the host (O(na^2 tail) for the vectors' part) and where the backend
+// solves the order itself (whole there, the tail rows kept), which block steps' looks now ask it.
+TEST(RitzPairs, ALookKeepsTheTailRowsOfTheWholeDecomposition)
+{
+  struct WholeOnBackend : ForwardingBackend {
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return "whole(" + b_.name() + ")"; }
+    int calls = 0;
+    bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+    {
+      std::vector<double> A(static_cast<std::size_t>(n) * n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = S[i + static_cast<std::size_t>(j) * lds];
+      symmetric_eigen(n, A.data(), n, w, Z, ldz);
+      ++calls;
+      return true;
+    }
+  };
+  const int n = 37, tail = 2;
+  std::mt19937_64 rng(4711);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> A(static_cast<std::size_t>(n) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = A[j + static_cast<std::size_t>(i) * n] = u(rng);
+  Settings s = default_settings(n, 3, Which::LargestAlgebraic);
+  const Callbacks c = detail::with_defaults({}, s);
+  const auto residual = [](const Scalar *y) { return std::abs(y[0]) + 2 * std::abs(y[1]); };
+  HostBackend inner(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + 1, y); });
+  WholeOnBackend backend(inner);
+  for (Backend *dense : {static_cast<Backend *>(nullptr), static_cast<Backend *>(&backend)}) {
+    SCOPED_TRACE(dense ? "on the backend" : "on the host");
+    const detail::RitzPairs whole = detail::ritz_pairs(s, c, n, A, tail, true, residual, dense);
+    const detail::RitzPairs look = detail::ritz_pairs(s, c, n, A, tail, false, residual, dense);
+    ASSERT_EQ(whole.rows, n);
+    ASSERT_EQ(look.rows, tail);
+    EXPECT_EQ(look.w, whole.w);
+    EXPECT_EQ(look.res, whole.res);
+    EXPECT_EQ(look.err, whole.err);
+    EXPECT_EQ(look.order, whole.order);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < tail; ++i)
+        EXPECT_EQ(look.Y[i + static_cast<std::size_t>(j) * tail], whole.Y[n - tail + i + static_cast<std::size_t>(j) * n])
+            << "row " << i << " of vector " << j;
+  }
+  EXPECT_EQ(backend.calls, 2) << "the backend solved the whole and the look";
 }
 
 // Many pairs under partial reorthogonalization (mpd bounds the cycle): the steps come one at a time, so

@@ -44,7 +44,7 @@ bool Driver::block_ends_early(int locked, int e, bool verifying)
 {
   if (verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
   if (!s_.verify && matvecs_ < unverified_early_end_products(s_, n_)) return false;
-  const RitzPairs rp = block_ritz_pairs(locked, e);
+  const RitzPairs rp = block_ritz_pairs(locked, e, false);
   int newconv = 0;
   while (newconv < rp.na && rp.err[newconv] < 1e-1 * s_.tol) ++newconv;
   return locked + newconv >= s_.nev;
@@ -85,21 +85,23 @@ bool Driver::block_may_hide_copies(const RitzPairs &rp, const std::vector<double
 // The Ritz pairs of the active block H[locked:e, locked:e], with residuals ||R y_last|| (R: the
 // coupling of the last block to the residual block at e); on the backend where it has the faster
 // eigensolver (Backend::projected_eigen: with many pairs the order is mpd, hundreds, every restart).
-RitzPairs Driver::block_ritz_pairs(int locked, int e)
+// Without vectors (a look) only the last block's rows of them: on the host, O(na^2 b) for the
+// vectors' part instead of O(na^3), the values and residuals the same bits.
+RitzPairs Driver::block_ritz_pairs(int locked, int e, bool vectors)
 {
-  RitzPairs rp = block_projected_pairs(locked, e);
+  RitzPairs rp = block_projected_pairs(locked, e, vectors);
   if (block_partial_floor() && raise_to_partial_floor(s_, c_, rp, std::min(s_.nev - t_.locked, rp.na / 2), anorm_)) partial_blocked_ = true;
   return rp;
 }
 
-RitzPairs Driver::block_projected_pairs(int locked, int e)
+RitzPairs Driver::block_projected_pairs(int locked, int e, bool vectors)
 {
   const int na = e - locked;
   return projected_.time(na, [&] {
     Matrix A(static_cast<std::size_t>(na) * na);
     for (int j = 0; j < na; ++j)
       for (int i = 0; i < na; ++i) A[i + static_cast<std::size_t>(j) * na] = H(locked + i, locked + j);
-    return detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, true, [&](const Scalar *y_last) {
+    return detail::ritz_pairs_hermitian(s_, c_, na, std::move(A), B_, vectors, [&](const Scalar *y_last) {
       double r2 = 0;
       for (int r = 0; r < B_; ++r) {
         Scalar t = 0;

@@ -129,8 +129,8 @@ private:
   int extend_block_cycle(bool &exhausted);
   bool block_ends_early(int locked, int e, bool verifying);
   bool block_may_hide_copies(const RitzPairs &rp, const std::vector<double> &locked_theta) const;
-  RitzPairs block_ritz_pairs(int locked, int e);
-  RitzPairs block_projected_pairs(int locked, int e);
+  RitzPairs block_ritz_pairs(int locked, int e, bool vectors);
+  RitzPairs block_projected_pairs(int locked, int e, bool vectors);
   bool block_partial_floor() const;
   void restart_block_matrix(const RitzPairs &rp, int lock, int keep);
   void start_blocks_over(const RitzPairs &rp, int e);

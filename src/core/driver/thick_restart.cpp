@@ -120,7 +120,7 @@ bool Driver::end_early(int e)
 }
 
 // The Ritz pairs of the cycle's active block, columns t_.locked..e-1.
-RitzPairs Driver::cycle_ritz_pairs(int e) { return blocks() ? block_ritz_pairs(t_.locked, e) : ritz_pairs(t_.locked, e, t_.beta); }
+RitzPairs Driver::cycle_ritz_pairs(int e) { return blocks() ? block_ritz_pairs(t_.locked, e, true) : ritz_pairs(t_.locked, e, t_.beta); }
 
 // The Ritz pairs of the active block S[locked:e, locked:e], with residuals |b y_last| (b: the coupling
 // of column e-1 to the residual direction v_e).
@@ -131,7 +131,9 @@ RitzPairs Driver::ritz_pairs(int locked, int e, double b, bool vectors)
     std::vector<double> A(static_cast<std::size_t>(na) * na);
     for (int jj = 0; jj < na; ++jj)
       for (int ii = 0; ii < na; ++ii) A[ii + static_cast<std::size_t>(jj) * na] = S(locked + ii, locked + jj);
-    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); }, &b_);
+    // A look stays on the host (its tail rows, O(na^2)); a restart's vectors go where the backend is faster.
+    return detail::ritz_pairs(s_, c_, na, std::move(A), 1, vectors, [&](const Scalar *y_last) { return std::abs(b * *y_last); },
+                              vectors ? &b_ : nullptr);
   });
 }
 
