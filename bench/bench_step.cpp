@@ -21,6 +21,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels.cuh"
 #include "bench_timing.hpp"
+#include "peers/csr_file.hpp"
 #include "timed_backend.hpp"
 #include "test_matrices.hpp"     // tests/cuda
 
@@ -30,7 +31,6 @@
 #include <cstdio>
 #include <complex>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -192,29 +192,18 @@ void csr_lane_sweep(index_t n, index_t nnz, const int *rowptr, const int *colind
   std::printf("\n");
 }
 
-/// A real matrix of bench/peers/gen_matrices (its "CLCSR01" file: rows, nnz, rowptr, colind, values), in
-/// the real build.
+/// A real matrix of bench/peers/gen_matrices from its file, in the real build.
 test::Csr read_gen_matrices_file(const std::string &path)
 {
   if (kDoublesPerScalar != 1) throw Error("a real matrix file needs the real build of bench_step");
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error("cannot open " + path);
-  char magic[8];
-  std::int64_t head[3];
+  bench::CsrFile F;
+  std::string err;
+  if (!bench::read_csr_file(path, F, err)) throw Error(err);
   test::Csr A;
-  bool ok = std::fread(magic, 1, 8, f) == 8 && std::memcmp(magic, "CLCSR01\n", 8) == 0 && std::fread(head, 8, 3, f) == 3 &&
-            head[0] > 0 && head[1] >= 0;
-  if (ok) {
-    A.rows = A.cols = head[0];
-    A.rowptr.resize(static_cast<std::size_t>(head[0]) + 1);
-    A.colind.resize(static_cast<std::size_t>(head[1]));
-    A.values.resize(static_cast<std::size_t>(head[1]));
-    ok = std::fread(A.rowptr.data(), 4, A.rowptr.size(), f) == A.rowptr.size() &&
-         std::fread(A.colind.data(), 4, A.colind.size(), f) == A.colind.size() &&
-         std::fread(A.values.data(), sizeof(Scalar), A.values.size(), f) == A.values.size();
-  }
-  std::fclose(f);
-  if (!ok) throw Error(path + " is not a real matrix of gen_matrices");
+  A.rows = A.cols = F.rows;
+  A.rowptr = std::move(F.rowptr);
+  A.colind = std::move(F.colind);
+  A.values.assign(F.values.begin(), F.values.end());
   return A;
 }
 

@@ -22,6 +22,7 @@
 // not reached within them is reported with status "cap: ..." and the steps taken.
 // A matrix-vector product is timed alone: median of 20 (CUDA events on its stream, after 3 warm-ups; on
 // the host, steady_clock).
+#include "csr_file.hpp"
 #include "core/backend.hpp"
 #include "core/random.hpp"
 #include "host/host_backend.hpp"
@@ -43,6 +44,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 extern "C" void dstevx_(const char *jobz, const char *range, const int *n, double *d, double *e, const double *vl, const double *vu,
@@ -114,24 +116,14 @@ bool load(const std::string &name, const std::string &dir, std::int64_t n_overri
     });
     return true;
   }
-  const std::string path = dir + "/" + name + ".csr";
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) return err = "cannot open " + path + " (written by gen_matrices)", false;
-  char magic[8];
-  std::int64_t head[3];
-  bool ok = std::fread(magic, 1, 8, f) == 8 && !std::memcmp(magic, "CLCSR01\n", 8) && std::fread(head, 8, 3, f) == 3;
-  if (ok) {
-    M.n = head[0];
-    M.nnz = head[1];
-    M.rowptr.resize(M.n + 1);
-    M.colind.resize(M.nnz);
-    M.a.resize(M.nnz);
-    ok = std::fread(M.rowptr.data(), 4, M.rowptr.size(), f) == M.rowptr.size() &&
-         std::fread(M.colind.data(), 4, M.colind.size(), f) == M.colind.size() && std::fread(M.a.data(), 8, M.a.size(), f) == M.a.size();
-  }
-  std::fclose(f);
-  if (!ok) err = path + " is not a complete CSR file of gen_matrices";
-  return ok;
+  bench::CsrFile F;
+  if (!bench::read_csr_file(dir + "/" + name + ".csr", F, err)) return false;
+  M.n = F.rows;
+  M.nnz = F.nnz;
+  M.rowptr = std::move(F.rowptr);
+  M.colind = std::move(F.colind);
+  M.a = std::move(F.values);
+  return true;
 }
 
 double median(std::vector<double> v)
