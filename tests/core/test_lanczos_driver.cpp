@@ -1852,29 +1852,34 @@ TEST(Mpd, BoundsEveryCycleAndConvergesTheSamePairs)
 // (docs/tuning.md#petsc-automatic-block-size says what it cost block steps on the host). The eigensolver
 // here is the host's, counted; the pairs are LAPACK's. Block steps' complex projected problem is Hermitian, not real
 // symmetric, and stays on the host.
+namespace {
+// A backend that takes every projected problem (Backend::projected_eigen) and solves it whole with the
+// host's symmetric_eigen, counting the calls and the largest order.
+struct CountingEigensolverBackend : ForwardingBackend {
+  using ForwardingBackend::ForwardingBackend;
+  std::string name() const override { return "counting(" + b_.name() + ")"; }
+  int calls = 0, widest = 0;
+  bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
+  {
+    std::vector<double> A(static_cast<std::size_t>(n) * n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = S[i + static_cast<std::size_t>(j) * lds];
+    symmetric_eigen(n, A.data(), n, w, Z, ldz);
+    ++calls;
+    widest = std::max(widest, n);
+    return true;
+  }
+};
+} // namespace
+
 TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
 {
-  struct Counting : ForwardingBackend {
-    using ForwardingBackend::ForwardingBackend;
-    std::string name() const override { return "counting(" + b_.name() + ")"; }
-    int calls = 0, widest = 0;
-    bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
-    {
-      std::vector<double> A(static_cast<std::size_t>(n) * n);
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = S[i + static_cast<std::size_t>(j) * lds];
-      symmetric_eigen(n, A.data(), n, w, Z, ldz);
-      ++calls;
-      widest = std::max(widest, n);
-      return true;
-    }
-  };
   const Dense A = slowly_separating_diagonal(kBoundedCycleRows);
   for (int block : {1, 4}) {
     SCOPED_TRACE("block " + std::to_string(block));
     const Settings s = bounded_cycle_settings(90, 40, block);
     HostBackend inner(kBoundedCycleRows, kBoundedCycleRows, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
-    Counting b(inner);
+    CountingEigensolverBackend b(inner);
     const Solved sol = solve_on(b, s);
     check_solution(A, s, sol);
     const bool hermitian_blocks = block > 1 && kComplexScalars;
@@ -1889,20 +1894,6 @@ TEST(Mpd, BothDriversSolveRestartsOnTheBackendsEigensolver)
 // solves the order itself (whole there, the tail rows kept), which block steps' looks now ask it.
 TEST(RitzPairs, ALookKeepsTheTailRowsOfTheWholeDecomposition)
 {
-  struct WholeOnBackend : ForwardingBackend {
-    using ForwardingBackend::ForwardingBackend;
-    std::string name() const override { return "whole(" + b_.name() + ")"; }
-    int calls = 0;
-    bool projected_eigen(int n, const double *S, int lds, double *w, double *Z, int ldz) override
-    {
-      std::vector<double> A(static_cast<std::size_t>(n) * n);
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) A[i + static_cast<std::size_t>(j) * n] = S[i + static_cast<std::size_t>(j) * lds];
-      symmetric_eigen(n, A.data(), n, w, Z, ldz);
-      ++calls;
-      return true;
-    }
-  };
   const int n = 37, tail = 2;
   std::mt19937_64 rng(4711);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -1913,7 +1904,7 @@ TEST(RitzPairs, ALookKeepsTheTailRowsOfTheWholeDecomposition)
   const Callbacks c = detail::with_defaults({}, s);
   const auto residual = [](const Scalar *y) { return std::abs(y[0]) + 2 * std::abs(y[1]); };
   HostBackend inner(n, n, 0, [](const Scalar *x, Scalar *y) { std::copy(x, x + 1, y); });
-  WholeOnBackend backend(inner);
+  CountingEigensolverBackend backend(inner);
   for (Backend *dense : {static_cast<Backend *>(nullptr), static_cast<Backend *>(&backend)}) {
     SCOPED_TRACE(dense ? "on the backend" : "on the host");
     const detail::RitzPairs whole = detail::ritz_pairs(s, c, n, A, tail, true, residual, dense);
