@@ -100,11 +100,16 @@ std::vector<double> residual_bounds(const LockedResiduals &locked, const std::ve
   return bound;
 }
 
-double partial_coupling_bound(double anorm, int basis) { return 16 * omega_limit * anorm * basis / std::sqrt(2.0); }
+namespace {
+// How far down a semi-orthogonal basis knows a Ritz pair's residual: 16 omega_limit ||A||.
+double partial_residual_floor(double anorm) { return 16 * omega_limit * anorm; }
+} // namespace
+
+double partial_coupling_bound(double anorm, int basis) { return partial_residual_floor(anorm) * basis / std::sqrt(2.0); }
 
 bool raise_to_partial_floor(const Settings &s, const Callbacks &c, RitzPairs &rp, int wanted_positions, double anorm)
 {
-  const double floor = 16 * omega_limit * anorm;
+  const double floor = partial_residual_floor(anorm);
   for (int q = 0; q < rp.na; ++q) {
     const double value = rp.w[rp.order[q]] - s.shift;
     const bool out_of_reach = q < wanted_positions && c.error(value, floor) >= s.tol;
