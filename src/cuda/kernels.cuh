@@ -99,6 +99,11 @@ void longest_row(index_t rows, const int *rowptr, int *longest, cudaStream_t str
 /// more lanes share a hub). A rule of thumb fitted to three matrices: docs/tuning.md#cuda-pattern-spmv-lanes-per-row.
 int pattern_lanes(index_t rows, index_t entries, index_t longest);
 
+/// Lanes per row for csr_spmm where the default flavor takes it: the power of two nearest half the mean
+/// row length (about 2 entries a lane), 1 to 32. At the mean row length itself, the rule csr_spmm falls back
+/// to, most lanes idle on their last pass: docs/tuning.md#cuda-interleaved-sparse-block-products.
+int csr_block_lanes(index_t rows, index_t nnz);
+
 // --- (c) fused multi-dot: kernels/multi_dot.cu -----------------------------------------------------------
 
 /// A condition the reduction kernels read on the device when they run: unless *lhs < factor * *rhs

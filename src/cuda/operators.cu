@@ -300,7 +300,7 @@ public:
   /// A copy of the host matrix A, which has been through validate_csr (make_csr_operator).
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
-        interleaved_blocks_(flavor != KernelFlavor::Vendor)
+        interleaved_blocks_(flavor != KernelFlavor::Vendor), block_lanes_(default_block_lanes(flavor, A))
   {
     if (flavor == KernelFlavor::Default) {
       UploadPhaseScope phase(UploadPhase::Prepare);
@@ -318,7 +318,8 @@ public:
   /// checked: the indices are on the device (see make_csr_operator_on_device).
   CsrOperator(const CsrView &A, KernelFlavor flavor, int device, std::string origin)
       : device_(resolve_device(device)), rows_(A.rows), cols_(A.cols), nnz_(A.nnz), flavor_(resolve(flavor, kCsrDefault)),
-        interleaved_blocks_(flavor != KernelFlavor::Vendor), in_place_(true), origin_(std::move(origin))
+        interleaved_blocks_(flavor != KernelFlavor::Vendor), block_lanes_(default_block_lanes(flavor, A)), in_place_(true),
+        origin_(std::move(origin))
   {
     const auto fail = [&](const std::string &why) {
       throw Error("make_csr_operator_on_device: " + why + " (rows = " + std::to_string(A.rows) + ", cols = " +
@@ -408,7 +409,7 @@ public:
     if (rows_ == 0 || b == 0) return;
     if (interleaved_blocks_)
       return kernels::csr_spmm(rows_, cols_, nnz_, rowptr_.data, colind_.data, values_.data, b, X, ldx, Y, ldy,
-                               interleaved_scratch(interleaved_, cols_, b), s);
+                               interleaved_scratch(interleaved_, cols_, b), s, block_lanes_);
     if (nnz_ == 0) return zero_block(Y, ldy, rows_, b, s);
     const Scalar one = 1.0, zero = 0.0;
     CUDALANCZOS_CHECK(cusparseSetStream(cusparse_.get(), s));
@@ -424,10 +425,10 @@ public:
   {
     const bool narrowed = rowptr_.owned.data() != nullptr;
     return "CSR " + size_text(rows_, cols_) + ", " + std::to_string(nnz_) + " nonzeros, " +
-           (short_row_lanes_ > 0 ? "short rows: custom SpMV, " + std::to_string(short_row_lanes_) + " lane" +
-                                       (short_row_lanes_ > 1 ? "s" : "") + " a row, interleaved block products"
+           (short_row_lanes_ > 0 ? "short rows: custom SpMV, " + lanes_text(short_row_lanes_) + ", interleaved block products" +
+                                       block_lanes_text()
             : flavor_ == KernelFlavor::Custom ? "custom vector-per-row SpMV"
-            : interleaved_blocks_             ? "cuSPARSE SpMV, interleaved block products"
+            : interleaved_blocks_             ? "cuSPARSE SpMV, interleaved block products" + block_lanes_text()
                                               : "cuSPARSE SpMV and SpMM") +
            (!in_place_ ? ""
             : narrowed ? " (" + origin_ + ": the values used in place, the 64-bit indices narrowed to 32 bits)"
@@ -451,6 +452,15 @@ public:
   bool in_place() const override { return in_place_; }
 
 private:
+  /// The default flavor's lanes a row for block products (kernels::csr_block_lanes); 0, csr_spmm's own
+  /// rule, for an explicit flavor.
+  static int default_block_lanes(KernelFlavor flavor, const CsrView &A)
+  {
+    return flavor == KernelFlavor::Default ? kernels::csr_block_lanes(A.rows, A.nnz) : 0;
+  }
+  static std::string lanes_text(int lanes) { return std::to_string(lanes) + (lanes > 1 ? " lanes" : " lane") + " a row"; }
+  std::string block_lanes_text() const { return block_lanes_ > 0 ? " at " + lanes_text(block_lanes_) : ""; }
+
   /// The default flavor's choice for short regular rows (short_row_lanes): the custom kernel at that many
   /// lanes a row instead of cuSPARSE.
   void choose_short_rows(index_t longest)
@@ -532,6 +542,7 @@ private:
   index_t rows_, cols_, nnz_;
   KernelFlavor flavor_;
   bool interleaved_blocks_; // apply_block: kernels::csr_spmm (else cuSPARSE SpMM)
+  int block_lanes_;         // csr_spmm's lanes a row; 0: its own rule (an explicit flavor)
   int short_row_lanes_ = 0; // > 0: the default flavor took the custom kernel at this many lanes (choose_short_rows)
   bool in_place_ = false; // the caller's device matrix (make_csr_operator_on_device)
   std::string origin_;    // in place: whose memory (description)

@@ -1241,8 +1241,8 @@ TEST_F(DeviceOperators, ShortRegularRowsTakeTheCustomKernel)
 {
   // The default flavor takes the custom CSR kernel at kernels::pattern_lanes' count where rows hold at
   // most 8 entries on average and none more than 4 times that (a stencil with values that differ: the
-  // pattern kernel does not apply), uploaded or in place, and cuSPARSE otherwise; an explicit flavor is
-  // obeyed. Each product is checked against the host's.
+  // pattern kernel does not apply), uploaded or in place, and cuSPARSE otherwise; its block products take
+  // kernels::csr_block_lanes' count. An explicit flavor is obeyed. Each product is checked against the host's.
   std::uint64_t seed = 9700;
   Csr stencil = magnetic_laplacian(37, 0.3);
   for (std::size_t e = 0; e < stencil.values.size(); ++e) stencil.values[e] *= 1.0 + 0.25 * random_entry(seed, static_cast<std::int64_t>(e));
@@ -1273,8 +1273,12 @@ TEST_F(DeviceOperators, ShortRegularRowsTakeTheCustomKernel)
         const auto op = in_place ? make_csr_operator_on_device(d.view, f, -1) : make_csr_operator(csr_view(c.A), f, -1);
         EXPECT_EQ(takes_short_rows(*op), c.short_rows && f == KernelFlavor::Default) << op->description();
         if (takes_short_rows(*op)) {
-          EXPECT_NE(op->description().find("1 lane a row"), std::string::npos) << op->description();
+          EXPECT_NE(op->description().find("custom SpMV, 1 lane a row"), std::string::npos) << op->description();
         }
+        // Block products: csr_block_lanes' count for the default flavor, csr_spmm's own rule otherwise.
+        const std::string block_lanes =
+            "block products at " + std::to_string(cudalanczos::cuda::kernels::csr_block_lanes(c.A.rows, c.A.rowptr.back()));
+        EXPECT_EQ(op->description().find(block_lanes) != std::string::npos, f == KernelFlavor::Default) << op->description();
         expect_csr_products(*op, c.A, stream(), seed + 3);
         if (HasFatalFailure()) return;
       }

@@ -268,6 +268,16 @@ TEST_F(CsrSpmv, PatternLanesFollowTheMeasuredRule)
   EXPECT_EQ(k::pattern_lanes(0, 0, 0), 1);
 }
 
+TEST_F(CsrSpmv, CsrBlockLanesFollowTheMeasuredRule)
+{
+  EXPECT_EQ(k::csr_block_lanes(1000000, 20523592), 8); // fem3d, 20.5 a row: 4 and 8 level, 32 twice as slow
+  EXPECT_EQ(k::csr_block_lanes(1000000, 15999888), 8); // randsym, 16 a row: 8 and 16 level
+  EXPECT_EQ(k::csr_block_lanes(1000000, 7000000), 4);  // andersonrh, 7 a row: 1 to 4 level, 8 slower
+  EXPECT_EQ(k::csr_block_lanes(1000, 1000000), 32);    // dense rows: a warp, no more
+  EXPECT_EQ(k::csr_block_lanes(1000, 10), 1);          // nearly empty
+  EXPECT_EQ(k::csr_block_lanes(0, 0), 1);
+}
+
 // --- block products (csr_spmm, pattern_spmm) ----------------------------------------------------------------
 
 /// The block product of b columns (X with ldx = cols + 3, NaN padding; Y with ldy = rows + 2, poisoned)

@@ -62,4 +62,12 @@ int pattern_lanes(index_t rows, index_t entries, index_t longest)
   return 1 << std::clamp(e, 0, 5);
 }
 
+int csr_block_lanes(index_t rows, index_t nnz)
+{
+  if (rows <= 0 || nnz <= 0) return 1;
+  const double mean = static_cast<double>(nnz) / static_cast<double>(rows);
+  const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / 2.0))));
+  return 1 << std::clamp(e, 0, 5);
+}
+
 } // namespace cudalanczos::cuda::kernels
