@@ -1923,6 +1923,31 @@ TEST(RitzPairs, ALookKeepsTheTailRowsOfTheWholeDecomposition)
   EXPECT_EQ(backend.calls, 2) << "the backend solved the whole and the look";
 }
 
+// Block steps' looks inside a cycle (block_ends_early) come at the step half-way to where the last two
+// looks' rate of convergence says the wanted pair arrives, not after every step: a single long cycle
+// in which the largest of 1000 values, 2 % above the next, converges after some 40 block steps takes
+// a third of that many looks at most, and still ends converged. Each look is a projected eigenproblem
+// (counted on the backend; block steps' complex problems stay on the host, so the count is real-only).
+TEST(BlockSteps, LooksThinOutAsTheWantedPairConverges)
+{
+  if (kComplexScalars) GTEST_SKIP() << "complex block looks do not reach Backend::projected_eigen";
+  const int n = 1000;
+  Vec d(n);
+  for (int i = 0; i < n; ++i) d[i] = static_cast<double>(i) / n;
+  d[n - 1] = 1.02;
+  const Dense A = diagonal(d);
+  Settings s = default_settings(n, 1, Which::LargestAlgebraic);
+  s.block_size = 2;
+  s.ncv = 201;
+  HostBackend inner(n, n, 0, [&A](const Scalar *x, Scalar *y) { A.matvec(x, y); });
+  CountingEigensolverBackend b(inner);
+  const Solved sol = solve_on(b, s);
+  check_solution(A, s, sol);
+  const long steps = sol.result.operator_passes;
+  EXPECT_GE(steps, 30) << "a cycle long enough for the looks to thin out";
+  EXPECT_LE(3L * b.calls, steps) << b.calls << " projected problems for " << steps << " block steps";
+}
+
 // Many pairs under partial reorthogonalization (mpd bounds the cycle): the steps come one at a time, so
 // that none runs past a step that needed a full pass (Result::discarded_steps), except between the looks
 // of a cycle that may end early; the pairs are LAPACK's. In chunks this solve discarded more steps than

@@ -19,6 +19,7 @@ int Driver::extend_block_cycle(bool &exhausted)
 {
   int e = t_.start;
   const int end = cycle_end();
+  blk_.looks = {};
   while (!exhausted && e + B_ <= end) {
     exhausted = !block_step(e, t_.locked);
     e += B_;
@@ -44,10 +45,35 @@ bool Driver::block_ends_early(int locked, int e, bool verifying)
 {
   if (verifying || s_.nev - locked > B_ || e - locked < 2 * B_) return false;
   if (!s_.verify && matvecs_ < unverified_early_end_products(s_, n_)) return false;
+  if (e < blk_.looks.next) return false;
   const RitzPairs rp = block_ritz_pairs(locked, e, false);
+  const double target = 1e-1 * s_.tol;
   int newconv = 0;
-  while (newconv < rp.na && rp.err[newconv] < 1e-1 * s_.tol) ++newconv;
-  return locked + newconv >= s_.nev;
+  while (newconv < rp.na && rp.err[newconv] < target) ++newconv;
+  if (locked + newconv >= s_.nev) return true;
+  double gap = 0; // how far the worst missing wanted pair is from the target
+  for (int q = newconv; q < std::min(rp.na, s_.nev - locked); ++q) gap = std::max(gap, rp.err[q] / target);
+  schedule_block_look(e, gap);
+  return false;
+}
+
+// The next look after one at e that found the missing pairs `gap` times the target away. The error
+// falls about geometrically from step to step (faster as the extreme values separate), so the rate
+// between the last two looks predicts the steps still needed; the next look comes after half of them,
+// at least one step on, and the looks of a cycle that converges within it number about the log of its
+// steps instead of one a step. Each look is a host eigen-decomposition the GPU waits for; a late look
+// costs at most steps past the one that converged, and only while the rate does not hold.
+void Driver::schedule_block_look(int e, double gap)
+{
+  BlockSteps::Looks &l = blk_.looks;
+  int steps = 1;
+  if (l.last > 0 && std::isfinite(gap) && gap > 1 && gap < l.gap) {
+    const double rate = std::log(l.gap / gap) / ((e - l.last) / B_); // the log of the error's fall per block step
+    steps = static_cast<int>(std::clamp(std::floor(0.5 * std::log(gap) / rate), 1.0, double(m_)));
+  }
+  l.next = e + steps * B_;
+  l.last = e;
+  l.gap = gap;
 }
 
 // Whether a wanted value (one of the nev best converged ones) may have more copies than the block space

@@ -70,6 +70,12 @@ struct BlockSteps {
   bool force_full = false;        ///< Simon's rule: the step after a full pass's trigger passes fully too
   long partial_steps = 0;         ///< block steps that passed over the window and the kept columns only
   int seeds = 0;                  ///< random columns drawn (each gets its own seed)
+  /// The cycle's looks (block_ends_early): the next step end to look at, and the last look's end and
+  /// how far its wanted pairs were from ending the cycle (0: no look yet this cycle).
+  struct Looks {
+    int next = 0, last = 0;
+    double gap = 0;
+  } looks;
 };
 
 /// Thick-restart Lanczos with locking, one vector or a block per step (or, Variant::Thesis, Lanczos
@@ -128,6 +134,7 @@ private:
   // block_cycle.cpp: a cycle of block steps, its looks and its projected matrix.
   int extend_block_cycle(bool &exhausted);
   bool block_ends_early(int locked, int e, bool verifying);
+  void schedule_block_look(int e, double gap);
   bool block_may_hide_copies(const RitzPairs &rp, const std::vector<double> &locked_theta) const;
   RitzPairs block_ritz_pairs(int locked, int e, bool vectors);
   RitzPairs block_projected_pairs(int locked, int e, bool vectors);
