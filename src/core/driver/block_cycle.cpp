@@ -32,9 +32,9 @@ int Driver::extend_block_cycle(bool &exhausted)
 // Whether the cycle may end after e columns, before m: once the last missing wanted pairs (at most B)
 // have converged a digit beyond tol, as single-vector cycles end (thick_restart.cpp,
 // end_early, which asks for two: its pairs are locked at tol, these at tol/100, and the margin here only
-// keeps the true residual safely below tol; docs/tuning.md#core-block-steps-early-end-margin). Each
-// block step brought its coefficients to the host already, so a look costs the
-// small eigenproblem and no wait. A value better than the converged ones may still surface in the rest
+// keeps the true residual safely below tol; docs/tuning.md#core-block-steps-early-end-margin). A look
+// costs the small eigenproblem and no extra wait (each block step brought its coefficients to the host),
+// and comes only at the steps schedule_block_look picks. A value better than the converged ones may still surface in the rest
 // of the cycle, and only a verification round would then look for it: with the verification on, the
 // end of the cycle decides whether the Ritz values at hand make that round unnecessary
 // (block_may_hide_copies); without it, only once the solve has applied the operator as often as plain
@@ -62,7 +62,8 @@ bool Driver::block_ends_early(int locked, int e, bool verifying)
 // between the last two looks predicts the steps still needed; the next look comes after half of them,
 // at least one step on, and the looks of a cycle that converges within it number about the log of its
 // steps instead of one a step. Each look is a host eigen-decomposition the GPU waits for; a late look
-// costs at most steps past the one that converged, and only while the rate does not hold.
+// costs at most steps past the one that converged, and only while the rate does not hold
+// (docs/tuning.md#core-block-steps-looks-half-way).
 void Driver::schedule_block_look(int e, double gap)
 {
   BlockSteps::Looks &l = blk_.looks;
