@@ -1,5 +1,5 @@
 // Sparse matrix-vector products (kernels.cuh: csr_spmv, pattern_spmv) and the row-length rules that
-// pick their lanes per row (longest_row, pattern_lanes).
+// pick their lanes per row (longest_row, pattern_lanes, csr_block_lanes).
 #include "cuda/kernels.cuh"
 
 #include "cuda/kernels/sparse_row_groups.cuh"
@@ -19,6 +19,14 @@ __global__ void __launch_bounds__(kThreads) longest_row_kernel(index_t rows, con
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, offset));
   if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(longest, m);
+}
+
+// The power of two nearest `mean / per_lane` lanes a row, 1 to 32 (a warp): the shared shape of the
+// lane rules below, which differ only in how many entries they give a lane.
+int lanes_for_entries(double mean, double per_lane)
+{
+  const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / per_lane))));
+  return 1 << std::clamp(e, 0, 5);
 }
 
 } // namespace
@@ -57,17 +65,13 @@ int pattern_lanes(index_t rows, index_t entries, index_t longest)
   if (rows <= 0 || entries <= 0) return 1;
   const double mean = static_cast<double>(entries) / static_cast<double>(rows);
   const bool regular = static_cast<double>(longest) <= 4 * mean;
-  const double per_lane = regular ? 8.0 : 2.0;
-  const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / per_lane))));
-  return 1 << std::clamp(e, 0, 5);
+  return lanes_for_entries(mean, regular ? 8.0 : 2.0);
 }
 
 int csr_block_lanes(index_t rows, index_t nnz)
 {
   if (rows <= 0 || nnz <= 0) return 1;
-  const double mean = static_cast<double>(nnz) / static_cast<double>(rows);
-  const int e = static_cast<int>(std::lround(std::log2(std::max(1.0, mean / 2.0))));
-  return 1 << std::clamp(e, 0, 5);
+  return lanes_for_entries(static_cast<double>(nnz) / static_cast<double>(rows), 2.0);
 }
 
 } // namespace cudalanczos::cuda::kernels
