@@ -151,6 +151,7 @@ struct EPSCUDALanczosLastSolve {
   PetscBool   solved = PETSC_FALSE;
   std::string backend_name = "none", device_desc, operator_desc;
   std::string vectors_desc;       // where it read its start/deflation vectors and wrote the eigenvectors
+  PetscInt    converged = 0;      // pairs it converged: more than eps->nconv where the BV's columns cut the rest
   std::size_t uploaded_bytes = 0; // bytes of the matrix copied to the device by the last solve
   std::size_t split_bytes    = 0; // bytes of a uniform pattern split off a device Mat's arrays by the last solve
   PetscBool   generalized = PETSC_FALSE; // it ran in a B-inner product (EPS_GHEP, or the BV's matrix)

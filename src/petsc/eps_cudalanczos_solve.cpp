@@ -441,9 +441,12 @@ PetscErrorCode SolveIterate(Solve &sv)
   PetscFunctionReturn(0);
 }
 
-// Columns 0..n-1 of the BV for the returned vectors: grown (its contents, constraints included, kept)
-// where a solve returns more than set-up gave it room for, as far as PETSc can index them (set-up checked
-// that nev columns can be): *n is cut to that, the extra converged pairs beyond nev are then not returned.
+// Columns 0..n-1 of the BV for the returned vectors. A solve for nev pairs returns at most the columns
+// set-up gave the BV (nev, or the initial space's): a block of b may converge up to b - 1 pairs past nev,
+// and growing a host BV for them cost more than the rest of returning the vectors (BVResize allocates,
+// zeroes and copies every column; docs/tuning.md#petsc-returned-pairs). An interval or the threshold test
+// returns every pair it found: the BV grows (its contents, constraints included, kept) as far as PETSc
+// can index it (set-up checked that nev columns can be), *n cut to that.
 PetscErrorCode ReturnColumns(EPS eps, PetscInt *n)
 {
   PetscInt cols, most;
@@ -451,6 +454,11 @@ PetscErrorCode ReturnColumns(EPS eps, PetscInt *n)
   PetscFunctionBegin;
   PetscCall(BVGetSizes(eps->V, nullptr, nullptr, &cols));
   if (*n <= cols) PetscFunctionReturn(0);
+  if (eps->which != EPS_ALL && !EPSCUDALanczosThresholdTest(eps)) {
+    PetscCall(PetscInfo(eps, "cudalanczos: %" PetscInt_FMT " converged pairs, the %" PetscInt_FMT " best returned (the BV's columns)\n", *n, cols));
+    *n = cols;
+    PetscFunctionReturn(0);
+  }
   PetscCall(EPSCUDALanczosMaxBVColumns(eps, &most));
   if (*n > most) PetscCall(PetscInfo(eps, "cudalanczos: %" PetscInt_FMT " converged pairs, %" PetscInt_FMT " returned: the BV cannot index more columns\n", *n, PetscMax(most, cols)));
   *n = PetscMax(PetscMin(*n, most), cols);
@@ -475,6 +483,7 @@ PetscErrorCode ResultValues(Solve &sv)
   }
   eps->nconv = PetscMin((PetscInt)r.nconv, nret);
   eps->its   = r.its;
+  sv.ctx->last.converged = eps->nconv;
   PetscCall(ReturnColumns(eps, &eps->nconv));
   PetscCall(STIsInjective(eps->st, &injective));
   if (!injective) PetscCall(DSSetDimensions(eps->ds, eps->nconv, 0, 0)); // EPSComputeValues projects onto V[:, 0:nconv]

@@ -94,6 +94,8 @@ PetscErrorCode ViewBackendUsed(EPS eps, PetscViewer viewer)
                                      own, pooled, in_place, in_place_bytes));
   }
   if (!last.vectors_desc.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "  vectors: %s\n", last.vectors_desc.c_str()));
+  if (last.converged > eps->nconv)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  returned the %" PetscInt_FMT " best of %" PetscInt_FMT " converged pairs: the BV's columns\n", eps->nconv, last.converged));
   PetscFunctionReturn(0);
 }
 
