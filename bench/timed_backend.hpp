@@ -98,11 +98,11 @@ public:
   {
     block(block_update, [&] { b_.update_block(first, k, C, ldc, col, b); });
   }
-  // The window's pass and the projection after it, in one call where the inner backend fuses them: timed
-  // as one projection, so that the split shows what the fusion leaves.
-  void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
+  // The window's pass and the pass after it, in one call where the inner backend fuses them: timed as one
+  // projection, so that the split shows what the fusion leaves.
+  void window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
   {
-    block(block_project, [&] { b_.window_then_project_block(lo, kw, first, k, col, b, out_w, out_p); });
+    block(block_project, [&] { b_.window_then_pass_block(lo, kw, first, k, col, b, out_w, out_p); });
   }
   void transform_block(int col, int b, const Scalar *M, int ldm) override
   {

@@ -74,9 +74,9 @@ public:
   // fused steps, its one-pass projections) compute Euclidean inner products and must not be used.
   void project_with(int first, int k, int col, int with, Scalar *out) override { BasisStorage::project_with(first, k, col, with, out); }
   void project_block(int first, int k, int col, int b, Scalar *out) override { BasisStorage::project_block(first, k, col, b, out); }
-  void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
+  void window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
   {
-    BasisStorage::window_then_project_block(lo, kw, first, k, col, b, out_w, out_p);
+    BasisStorage::window_then_pass_block(lo, kw, first, k, col, b, out_w, out_p);
   }
   void expand(int first, int last, double anorm, StepRecord *records) override { Backend::expand(first, last, anorm, records); }
   void expand_partial(int first, int last, int reach, double anorm, StepRecord *records) override

@@ -176,12 +176,13 @@ void BasisStorage::update_block(int first, int k, const Scalar *C, int ldc, int 
   for (int j = 0; j < b; ++j) update(first, k, C + static_cast<std::size_t>(j) * ldc, col + j);
 }
 
-void BasisStorage::window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p)
+void BasisStorage::window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p)
 {
-  if (kw < 1) throw Error("window_then_project_block: the window needs a column");
+  if (kw < 1) throw Error("window_then_pass_block: the window needs a column");
   project_block(lo, kw, col, b, out_w);
   update_block(lo, kw, out_w, kw + b, col, b);
   project_block(first, k, col, b, out_p);
+  update_block(first, k, out_p, k + b, col, b);
 }
 
 void BasisStorage::transform_block(int col, int b, const Scalar *M, int ldm)

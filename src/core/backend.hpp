@@ -190,10 +190,12 @@ public:
 
   /// A block step's first two Gram-Schmidt passes: out_w = project_block(lo, kw, col, b) (the window,
   /// (kw + b) x b), update_block(lo, kw, out_w, kw + b, col, b), then out_p = project_block(first, k, col,
-  /// b) ((k + b) x b) of the block so reduced. This default makes those three calls and is the reference;
-  /// an override may subtract the window with the coefficients where it computed them and wait once for
-  /// both results. kw >= 1; the window must not overlap the block.
-  virtual void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p);
+  /// b) ((k + b) x b) of the block so reduced and update_block(first, k, out_p, k + b, col, b). This
+  /// default makes those four calls and is the reference. An override may subtract with the coefficients
+  /// where it computed them, wait once for both results, and return while the second subtraction still
+  /// runs: the caller's host work on out_p (the Gram matrix, SVQB) overlaps it. kw >= 1; the window and
+  /// columns first..first+k-1 must not overlap the block.
+  virtual void window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p);
 
   /// Waits for queued work; errors from asynchronous work surface here at the latest.
   virtual void synchronize() {}

@@ -49,9 +49,9 @@ public:
     inner_.update_block(first + off_, k, C, ldc, col + off_, b);
   }
   void transform_block(int col, int b, const Scalar *M, int ldm) override { inner_.transform_block(col + off_, b, M, ldm); }
-  void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
+  void window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
   {
-    inner_.window_then_project_block(lo + off_, kw, first + off_, k, col + off_, b, out_w, out_p);
+    inner_.window_then_pass_block(lo + off_, kw, first + off_, k, col + off_, b, out_w, out_p);
   }
   void synchronize() override { inner_.synchronize(); }
 

@@ -71,6 +71,7 @@ public:
     ldv_ = (n_ + 31) / 32 * 32;
     stream_ = make_stream();
     stage_done_ = make_event();
+    projections_copied_ = make_event();
     caller_ready_ = make_event();
     copy_done_ = make_event();
     cublas_ = make_cublas(stream_.get());
@@ -628,20 +629,23 @@ public:
                                  block_coef_.data(), k, &one, col(c), ldv_));
   }
 
-  // The window's projections stay on the device for its subtraction (no staging of them from the host)
-  // and both results come back in one copy and one wait: one host round trip per block step fewer.
+  // Both passes subtract with their projections still on the device (no staging from the host), and
+  // both projections come back in one copy: one host round trip a block step. The host waits for the
+  // copy only, so its work on the projections (Gram matrix, SVQB) overlaps the second subtraction.
   // Only where this rank holds the whole vectors, since elsewhere the coefficients are the reduced ones;
   // the same kernels in the same order as the reference's calls, so the same bits.
-  void window_then_project_block(int lo, int kw, int first, int k, int c, int b, Scalar *out_w, Scalar *out_p) override
+  void window_then_pass_block(int lo, int kw, int first, int k, int c, int b, Scalar *out_w, Scalar *out_p) override
   {
-    if (kw < 1 || k < 0 || b < 0) throw Error("CudaBackend::window_then_project_block: the window needs a column, k and b >= 0");
+    if (kw < 1 || k < 0 || b < 0) throw Error("CudaBackend::window_then_pass_block: the window needs a column, k and b >= 0");
     check_range(lo, kw);
     check_range(first, k);
     check_range(c, b);
     if (b > 0 && lo < c + b && c < lo + kw)
-      throw Error("CudaBackend::window_then_project_block: the window " + range_text(lo, kw) + " overlaps the block " + range_text(c, b));
+      throw Error("CudaBackend::window_then_pass_block: the window " + range_text(lo, kw) + " overlaps the block " + range_text(c, b));
+    if (b > 0 && k > 0 && first < c + b && c < first + k)
+      throw Error("CudaBackend::window_then_pass_block: the pass's columns " + range_text(first, k) + " overlap the block " + range_text(c, b));
     if (b == 0 || n_ == 0 || n_ != global_ || !block_kernels_pay(b))
-      return BasisStorage::window_then_project_block(lo, kw, first, k, c, b, out_w, out_p);
+      return BasisStorage::window_then_pass_block(lo, kw, first, k, c, b, out_w, out_p);
     ScopedDevice guard(device_);
     const int ldw = kw + b, ldp = k + b;
     const std::size_t cw = static_cast<std::size_t>(ldw) * b, cp = static_cast<std::size_t>(ldp) * b;
@@ -652,7 +656,9 @@ public:
     kernels::block_subtract(n_, kw, col(lo), ldv_, dw, ldw, b, col(c), ldv_, stream_.get());
     kernels::block_multi_dot(n_, k, col(first), ldv_, b, col(c), ldv_, dp, partials_.data(), partials_.size(), stream_.get());
     CUDALANCZOS_CHECK(cudaMemcpyAsync(block_host_.data(), dw, bytes(static_cast<index_t>(cw + cp)), cudaMemcpyDeviceToHost, stream_.get()));
-    CUDALANCZOS_CHECK(cudaStreamSynchronize(stream_.get()));
+    CUDALANCZOS_CHECK(cudaEventRecord(projections_copied_.get(), stream_.get()));
+    kernels::block_subtract(n_, k, col(first), ldv_, dp, ldp, b, col(c), ldv_, stream_.get());
+    CUDALANCZOS_CHECK(cudaEventSynchronize(projections_copied_.get()));
     std::memcpy(out_w, block_host_.data(), bytes(static_cast<index_t>(cw)));
     std::memcpy(out_p, block_host_.data() + cw, bytes(static_cast<index_t>(cp)));
     reduce_(real_slot(out_w), static_cast<int>(cw) * kDoublesPerScalar); // two reductions, as the reference's
@@ -905,6 +911,7 @@ private:
 
   Stream stream_;
   Event stage_done_;
+  Event projections_copied_; // window_then_pass_block: its projections are on the host
   Event caller_ready_, copy_done_; // ordering with a caller's stream (copy_ordered, wait_for)
   CublasHandle cublas_;
   DeviceBuffer<Scalar> constants_; // 1, 0, -1 for cuBLAS calls in device pointer mode

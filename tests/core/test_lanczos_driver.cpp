@@ -1129,10 +1129,10 @@ public:
   void transform_block(int col, int b, const Scalar *M, int ldm) override { b_.transform_block(col, b, M, ldm); }
   /// Backend's composition (the counted project_block above), counted: the window and the pass after it
   /// come to the backend as one call.
-  void window_then_project_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
+  void window_then_pass_block(int lo, int kw, int first, int k, int col, int b, Scalar *out_w, Scalar *out_p) override
   {
     ++window_calls;
-    BasisStorage::window_then_project_block(lo, kw, first, k, col, b, out_w, out_p);
+    BasisStorage::window_then_pass_block(lo, kw, first, k, col, b, out_w, out_p);
   }
 
   long operator_blocks = 0, full_projections = 0, window_calls = 0;

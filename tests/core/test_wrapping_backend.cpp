@@ -104,8 +104,8 @@ TEST(WrappingBackend, BlockOperationsAreTheWrappedBackendsShifted)
   t.w.apply_operator(6, 8), t.direct.apply_operator(6 + o, 8 + o);
   // A block step's window and the pass after it: the window 2..3, then columns 0..3, the block at 4.
   SVec wa((2 + b) * b), wb((2 + b) * b), qa((4 + b) * b), qb((4 + b) * b);
-  t.w.window_then_project_block(2, 2, 0, 4, 4, b, wa.data(), qa.data());
-  t.direct.window_then_project_block(2 + o, 2, o, 4, 4 + o, b, wb.data(), qb.data());
+  t.w.window_then_pass_block(2, 2, 0, 4, 4, b, wa.data(), qa.data());
+  t.direct.window_then_pass_block(2 + o, 2, o, 4, 4 + o, b, wb.data(), qb.data());
   EXPECT_EQ(wa, wb);
   EXPECT_EQ(qa, qb);
   t.expect_same_bases();

@@ -663,12 +663,13 @@ TEST_P(CudaBackendOps, UpdateBlockIsEquivalentToRef)
   for (int j : {5, 10, 11}) expect_column(j); // untouched
 }
 
-TEST_P(CudaBackendOps, WindowThenProjectBlockIsTheThreeCallsBitForBit)
+TEST_P(CudaBackendOps, WindowThenPassBlockIsTheFourCallsBitForBit)
 {
   // A block step's window pass and the pass after it. On one rank's backend (the whole vectors, no
-  // reducer) the override keeps the window's coefficients on the device and waits once: every output and
-  // every column must be bit for bit those of the three calls it stands for. On the fixture's two-rank
-  // stand-in it takes the three calls itself, as the host backend does.
+  // reducer) the override keeps both passes' coefficients on the device, waits once and returns before
+  // the second subtraction has run: every output and every column must be bit for bit those of the four
+  // calls it stands for. On the fixture's two-rank stand-in it takes the four calls itself, as the host
+  // backend does.
   BackendConfig config;
   config.local_size = config.global_size = n_;
   config.flavor = flavor_;
@@ -689,10 +690,11 @@ TEST_P(CudaBackendOps, WindowThenProjectBlockIsTheThreeCallsBitForBit)
       be->resize_basis(kColumns);
       for (int j = 0; j < kColumns; ++j) be->set_column(j, host_->column(j));
     }
-    fused->window_then_project_block(lo, kw, first, k, col, b, w1.data(), p1.data());
+    fused->window_then_pass_block(lo, kw, first, k, col, b, w1.data(), p1.data());
     calls->project_block(lo, kw, col, b, w2.data());
     calls->update_block(lo, kw, w2.data(), kw + b, col, b);
     calls->project_block(first, k, col, b, p2.data());
+    calls->update_block(first, k, p2.data(), k + b, col, b);
     ASSERT_EQ(0, std::memcmp(w1.data(), w2.data(), nw * sizeof(Scalar))) << "the window's projections";
     ASSERT_EQ(0, std::memcmp(p1.data(), p2.data(), np * sizeof(Scalar))) << "the pass's projections";
     std::vector<Scalar> x(static_cast<std::size_t>(n_)), y(x.size());
@@ -705,16 +707,19 @@ TEST_P(CudaBackendOps, WindowThenProjectBlockIsTheThreeCallsBitForBit)
     sync_from_host();
     const std::size_t calls_before = cuda_log_.size(), host_before = host_log_.size();
     std::vector<Scalar> hw(nw), hp(np), cw(nw, nan), cp(np, nan);
-    host_->window_then_project_block(lo, kw, first, k, col, b, hw.data(), hp.data());
-    cuda_->window_then_project_block(lo, kw, first, k, col, b, cw.data(), cp.data());
+    host_->window_then_pass_block(lo, kw, first, k, col, b, hw.data(), hp.data());
+    cuda_->window_then_pass_block(lo, kw, first, k, col, b, cw.data(), cp.data());
     EXPECT_EQ(cuda_log_.size() - calls_before, 2u) << "one reduction per projection";
     EXPECT_GE(host_log_.size() - host_before, 2u);
     for (std::size_t i = 0; i < nw; ++i) ASSERT_LE(std::abs(cw[i] - hw[i]), 1e-10 * (1 + std::abs(hw[i]))) << "window entry " << i;
     for (std::size_t i = 0; i < np; ++i) ASSERT_LE(std::abs(cp[i] - hp[i]), 1e-10 * (1 + std::abs(hp[i]))) << "pass entry " << i;
     sync_from_host();
-    EXPECT_THROW(fused->window_then_project_block(col, 2, 0, 1, col + 1 < kColumns ? col : col - 1, 1, w1.data(), p1.data()), Error)
+    EXPECT_THROW(fused->window_then_pass_block(col, 2, 0, 1, col + 1 < kColumns ? col : col - 1, 1, w1.data(), p1.data()), Error)
         << "a window overlapping the block";
-    EXPECT_THROW(fused->window_then_project_block(lo, 0, first, k, col, b, w1.data(), p1.data()), Error) << "an empty window";
+    EXPECT_THROW(fused->window_then_pass_block(lo, 0, first, k, col, b, w1.data(), p1.data()), Error) << "an empty window";
+    if (k > 0)
+      EXPECT_THROW(fused->window_then_pass_block(lo, kw, col, std::min(k, kColumns - col), col, 1, w1.data(), p1.data()), Error)
+          << "a pass over the block itself";
   }
 }
 

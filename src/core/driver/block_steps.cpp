@@ -154,8 +154,9 @@ bool Driver::partial_block_step(int k) const
 
 // Pass 1: the window's (its last `window` columns of 0..k-1), or the first full pass (window 0):
 // projections into C, the Gram matrix after it into G, and diag(W^H W) before it into `before`. After a
-// window, the projections of the pass that follows it over columns 0..next-1 come with it into P, from
-// one backend call (window_then_project_block: the backend waits once for both); P is empty otherwise.
+// window, the pass that follows it over columns 0..next-1 comes with it, its projections into P, from
+// one backend call (window_then_pass_block: the backend waits once for both, and its subtraction of
+// the second may still run while the host works on P); P is empty otherwise.
 void Driver::first_pass(int k, int col, int window, int next, Matrix &C, Matrix &G, std::vector<double> &before, Matrix &P)
 {
   const int B = B_;
@@ -164,7 +165,7 @@ void Driver::first_pass(int k, int col, int window, int next, Matrix &C, Matrix 
   const bool with_next = window > 0 && next > 0;
   Matrix Pw(static_cast<std::size_t>(ldw) * B);
   P.assign(with_next ? static_cast<std::size_t>(next + B) * B : 0, Scalar(0));
-  if (with_next) b_.window_then_project_block(lo, kw, 0, next, col, B, Pw.data(), P.data());
+  if (with_next) b_.window_then_pass_block(lo, kw, 0, next, col, B, Pw.data(), P.data());
   else b_.project_block(lo, kw, col, B, Pw.data());
   ++reductions_;
   for (int j = 0; j < B; ++j) {
@@ -180,7 +181,7 @@ void Driver::first_pass(int k, int col, int window, int next, Matrix &C, Matrix 
 
 // Passes over columns 0..count-1 (C has leading dimension k), at most `passes`, repeated only where the
 // last took a column below half its squared length (DGKS); the first from `projected` where it is not
-// empty (first_pass made its projections). Full steps pass over the whole basis, twice
+// empty (first_pass made its projections and subtracted them). Full steps pass over the whole basis, twice
 // at most after a window; a partial step's pass over its kept and locked columns may be repeated too: a
 // block drifting into the span of locked copies of a multiple eigenvalue loses most of its length there,
 // and one classical pass would leave it carrying their rounding-level components, magnified. Returns the
@@ -201,8 +202,8 @@ double Driver::dgks_passes(int count, int k, int col, int passes, Matrix &C, Mat
 }
 
 // One pass over columns first..first+count-1: C (leading dimension ldc) gains its projections, G becomes
-// the Gram matrix after it. The projections are `projected` where it is not empty (made already). Returns
-// the largest squared column length it met.
+// the Gram matrix after it. The projections are `projected` where it is not empty (made and subtracted
+// already: window_then_pass_block). Returns the largest squared column length it met.
 double Driver::range_pass(int first, int count, int ldc, int col, Matrix &C, Matrix &G, const Matrix &projected)
 {
   const int B = B_, ld = count + B;
@@ -210,9 +211,9 @@ double Driver::range_pass(int first, int count, int ldc, int col, Matrix &C, Mat
   if (P.empty()) {
     P.resize(static_cast<std::size_t>(ld) * B);
     b_.project_block(first, count, col, B, P.data());
+    b_.update_block(first, count, P.data(), ld, col, B);
   }
   ++reductions_;
-  b_.update_block(first, count, P.data(), ld, col, B);
   accumulate(P, count, C, first, ldc);
   gram_after(P, count, G);
   double scale = 0;
