@@ -160,7 +160,8 @@ struct EPSCUDALanczosLastSolve {
   PetscBool   congruence_used = PETSC_FALSE; // it took set-up's congruence
   PetscBool   norm_reused     = PETSC_FALSE; // its norm estimate came from the Mat (composed by an earlier solve)
   PetscBool   st_norm_reused  = PETSC_FALSE; // its norm estimate came from Caches::st_norm
-  int         purified_solves = 0; // vectors purified by STApply after the driver (Result::purified: from the relation)
+  int         purified_solves = 0;   // returned vectors purified by STApply after the driver
+  int         purified_relation = 0; // returned vectors the driver purified from the Lanczos relation (Result::purified counts all it converged)
   std::string symmetry_desc;       // the symmetry probe passed, and where its products ran (empty: no probe)
   PetscBool   interval = PETSC_FALSE; // it computed every eigenvalue in an interval (EPS_ALL)
   cudalanczos::IntervalResult interval_result; // then what that solve found (its `result` is left empty: see `result`)

@@ -529,14 +529,17 @@ PetscErrorCode ResultPurifyAndNormalize(Solve &sv)
   PetscInt  l, k;
 
   PetscFunctionBegin;
-  sv.ctx->last.purified_solves = 0;
+  sv.ctx->last.purified_solves = sv.ctx->last.purified_relation = 0;
   if (!sv.ipmat || eps->nconv <= 0) PetscFunctionReturn(0);
   if (sv.s.purify) {
     const std::vector<double> &scale = sv.result.purify_scale;
     Vec                        v, z;
     PetscCall(BVCreateVec(eps->V, &v));
     for (PetscInt j = 0; j < eps->nconv; ++j) {
-      if (j < (PetscInt)scale.size() && std::isfinite(scale[j])) continue;
+      if (j < (PetscInt)scale.size() && std::isfinite(scale[j])) {
+        ++sv.ctx->last.purified_relation;
+        continue;
+      }
       ++sv.ctx->last.purified_solves;
       PetscCall(BVCopyVec(eps->V, j, v));
       PetscCall(BVGetColumn(eps->V, j, &z));

@@ -138,8 +138,8 @@ PetscErrorCode ViewInnerProduct(EPS eps, PetscViewer viewer)
                                    eps->isgeneralized ? "generalized problem" : "a standard problem with the BV's inner-product matrix B (BVSetMatrix)", last.b_products));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  products with B: %s\n", last.b_desc.c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  B-orthogonality of the returned vectors: max|V'BV-I| = %g\n", (double)last.result.orthogonality));
-  if (last.result.purified + last.purified_solves > 0)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  purification: %d vectors from the Lanczos relation (no solve), %d by STApply\n", last.result.purified,
+  if (last.purified_relation + last.purified_solves > 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  purification: %d vectors from the Lanczos relation (no solve), %d by STApply\n", last.purified_relation,
                                      last.purified_solves));
   PetscFunctionReturn(0);
 }
