@@ -264,6 +264,10 @@ PetscErrorCode EPSCUDALanczosGetBackendInUse_CUDALanczos(EPS eps, const char **n
    call EPSCUDALanczosRegister(). Without a GPU, or with -eps_cudalanczos_backend host, the same algorithm
    runs on the host through STApply. -eps_view says what each choice was and why.
 
+   EPSGetConverged() gives at most nev pairs (or the initial space's size) for a solve for nev pairs: the
+   best ones, where a block converged more; -eps_view says how many did. An interval (EPS_ALL) and the
+   threshold test return every pair they found.
+
    Level: beginner
 
 .seealso: EPSCreate(), EPSSetType(), EPSType, EPSCUDALanczosRegister(), EPSCUDALanczosSetVariant(), EPSCUDALanczosSetReorthog(),
