@@ -19,6 +19,7 @@
 #                   BUILD=$(BUILD_COMPLEX) or BUILD=$(BUILD_PETSC_CUDA_COMPLEX) packs a complex build
 #   make petsc-cuda       PETSc/SLEPc 3.26.1 with CUDA into $(PETSC_CUDA_PREFIX), once per machine (~16 min, 2 cores)
 #   make petsc-cuda-complex   the same with complex scalars into $(PETSC_CUDA_COMPLEX_PREFIX)
+#   make petsc-cuda-int64     the same with 64-bit indices into $(PETSC_CUDA_INT64_PREFIX) (nev 5000 at 10^6 rows on one GPU)
 #   make test-petsc-cuda  the PETSc-facing tests of `make test` (ctest -LE core) and SLEPc's suite, against those two 3.26.1:
 #     real in $(BUILD_PETSC_CUDA) (test-petsc-cuda-real), complex in $(BUILD_PETSC_CUDA_COMPLEX) (test-petsc-cuda-complex)
 BUILD   ?= build
@@ -30,6 +31,7 @@ CMAKE_FLAGS ?=
 PETSC_CUDA_PREFIX ?= $(or $(CUDALANCZOS_CACHE),$(HOME)/.cache/cudalanczos)/petsc-3.26.1-cuda
 BUILD_PETSC_CUDA  ?= build-petsc-cuda
 PETSC_CUDA_COMPLEX_PREFIX ?= $(PETSC_CUDA_PREFIX)-complex
+PETSC_CUDA_INT64_PREFIX ?= $(PETSC_CUDA_PREFIX)-int64
 BUILD_PETSC_CUDA_COMPLEX  ?= build-petsc-cuda-complex
 # Debian's complex PETSc/SLEPc 3.18 (libpetsc-complex3.18-dev, libslepc-complex3.18-dev): installed next to
 # the real ones, which stay pkg-config's default; a build against them puts these first.
@@ -58,7 +60,7 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config libslepc-real3.18-dev libslep
                   libgtest-dev python3 python3-venv python3-slepc4py-real valgrind
 
 .PHONY: all deps configure build build-complex build-int64 demo test test-real test-complex test-int64 check install gpu-pack clean \
-        petsc-cuda petsc-cuda-complex test-petsc-cuda test-petsc-cuda-real test-petsc-cuda-complex
+        petsc-cuda petsc-cuda-complex petsc-cuda-int64 test-petsc-cuda test-petsc-cuda-real test-petsc-cuda-complex
 
 all: build
 
@@ -116,6 +118,9 @@ petsc-cuda: deps
 
 petsc-cuda-complex: deps
 	bash tools/petsc-cuda.sh $(PETSC_CUDA_COMPLEX_PREFIX) complex
+
+petsc-cuda-int64: deps
+	bash tools/petsc-cuda.sh $(PETSC_CUDA_INT64_PREFIX) real 64
 
 # The same against PETSc/SLEPc 3.26.1 (each built the first time it is needed): every test that goes
 # through PETSc (ctest -LE core: the core tests use no PETSc and ran in `make test` for both scalar types)
