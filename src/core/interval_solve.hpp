@@ -24,7 +24,10 @@ struct IntervalSettings {
   double a = 0, b = 0;     ///< the window, a < b; an infinite end takes everything on its side
   int degree = 0;          ///< the filter's degree; 0: the smallest with p(a) = p(b) <= end_value
   double end_value = 0.8;  ///< see degree (polynomial_filter.hpp) (docs/tuning.md#core-filter-end-value)
-  int count_vectors = 16;  ///< random vectors of the count estimate; 0: no estimate
+  /// Random vectors of the count estimate (degree products each); 0: no estimate. It sizes the chunks and
+  /// is told to the user; where a window holds a few values it was a fifth of the solve at 16
+  /// (docs/tuning.md#core-count-estimate-vectors).
+  int count_vectors = 8;
   /// Vectors per filtered step: b > 1 runs the filtered solves as block Lanczos, p(A) applied to b vectors
   /// in each pass over A (Backend::apply_operator_block), degree passes for b vectors instead of b degree.
   int block_size = 1;
