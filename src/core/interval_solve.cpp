@@ -425,7 +425,7 @@ IntervalResult solve_interval(Backend &backend, const Settings &base, const Call
 namespace {
 
 /// Random vectors of a threshold's count estimate: it only sizes the room, which has a margin of half the
-/// count, and a short estimate costs a fraction of the solve (16 vectors, as a window's, cost more).
+/// count, and a short estimate costs a fraction of the solve (a window's takes 8).
 constexpr int kThresholdCountVectors = 6;
 
 struct ThresholdRoom {
