@@ -8,7 +8,7 @@
 */
 #include "test_support.h"
 
-typedef enum { LAPLACIAN_1D, SPIKED_LAPLACIAN, DIAGONAL, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
+typedef enum { LAPLACIAN_1D, SPIKED_LAPLACIAN, DIAGONAL, DIAGONAL_TOP4, DENSE_RANDOM, DENSE_UNIFORM, IDENTITY, ZERO, RANK_ONE, NEG_DEFINITE, NONSYMMETRIC } Kind;
 
 /* Builds test matrices; dense ones are MATDENSE, the others AIJ. Entries are a function of (i,j) only,
    so the matrix is the same for any number of ranks. */
@@ -34,6 +34,9 @@ static PetscErrorCode BuildMatrix(Kind kind, PetscInt n, Mat *A)
       break;
     case DIAGONAL: /* eigenvalues 1..n/2, each twice: multiplicity 2 */
       PetscCall(MatSetValue(*A, i, i, (PetscScalar)(i / 2 + 1), INSERT_VALUES));
+      break;
+    case DIAGONAL_TOP4: /* eigenvalues 1..n-4 once and n four times */
+      PetscCall(MatSetValue(*A, i, i, i < n - 4 ? (PetscScalar)(i + 1) : (PetscScalar)n, INSERT_VALUES));
       break;
     case IDENTITY: PetscCall(MatSetValue(*A, i, i, 1.0, INSERT_VALUES)); break;
     case ZERO: PetscCall(MatSetValue(*A, i, i, 0.0, INSERT_VALUES)); break;
@@ -484,10 +487,7 @@ int main(int argc, char **argv)
       PetscReal      worst = 0;
       PetscBool      found;
       char           line[256] = "", detail[320];
-      PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, 1, NULL, &A));
-      for (PetscInt i = 0; i < n; ++i) PetscCall(MatSetValue(A, i, i, i < n - 4 ? (PetscScalar)(i + 1) : (PetscScalar)n, INSERT_VALUES));
-      PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-      PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+      PetscCall(BuildMatrix(DIAGONAL_TOP4, n, &A));
       PetscCall(CreateEPS(A, EPS_HEP, EPSCUDALANCZOS, &eps));
       PetscCall(EPSSetDimensions(eps, nev, PETSC_DETERMINE, PETSC_DETERMINE));
       PetscCall(EPSSetWhichEigenpairs(eps, EPS_LARGEST_REAL));
